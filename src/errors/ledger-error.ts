@@ -1,0 +1,111 @@
+/**
+ * The error families of context-ledger. Every error carries a stable `code`, an optional `cause`, and a message
+ * that says what was wrong, where (thread, message id, line, field) and what to do about it.
+ */
+
+/** Stable machine-readable error codes, one per failure family. */
+export type LedgerErrorCode =
+  | "VALIDATION"
+  | "PLAN_INVALID"
+  | "PLAN_CONFLICT"
+  | "VERSION_CONFLICT"
+  | "BUDGET_INFEASIBLE"
+  | "STORE_UNAVAILABLE"
+  | "SUMMARIZER_FAILED"
+  | "RENDER_INVALID";
+
+/** Where an error happened; every field is optional and only the known ones are filled in. */
+export interface ErrorLocation {
+  readonly threadId?: string;
+  readonly messageId?: string;
+  /** 0-based index of the message inside the batch being appended. */
+  readonly index?: number;
+  /** 1-based line number in an imported file. */
+  readonly line?: number;
+  /** Dotted path of the offending field, e.g. `parts[1].callId`. */
+  readonly field?: string;
+}
+
+function describeLocation(where: ErrorLocation): string {
+  const bits: string[] = [];
+  if (where.threadId !== undefined) bits.push(`thread ${JSON.stringify(where.threadId)}`);
+  if (where.line !== undefined) bits.push(`line ${where.line}`);
+  if (where.index !== undefined) bits.push(`batch index ${where.index}`);
+  if (where.messageId !== undefined) bits.push(`message ${JSON.stringify(where.messageId)}`);
+  if (where.field !== undefined) bits.push(`field ${where.field}`);
+  return bits.join(", ");
+}
+
+/** Base class of every error thrown by context-ledger. */
+export class LedgerError extends Error {
+  readonly code: LedgerErrorCode;
+  readonly where: ErrorLocation;
+
+  constructor(code: LedgerErrorCode, problem: string, where: ErrorLocation = {}, options?: { cause?: unknown }) {
+    const location = describeLocation(where);
+    super(location ? `${problem} (at ${location})` : problem, options);
+    this.name = new.target.name;
+    this.code = code;
+    this.where = where;
+  }
+}
+
+/** Input from outside (appended messages, plan JSON, transcript lines, config) is malformed. */
+export class ValidationError extends LedgerError {
+  constructor(problem: string, where: ErrorLocation = {}, options?: { cause?: unknown }) {
+    super("VALIDATION", problem, where, options);
+  }
+}
+
+/** A compaction plan is inconsistent with the log it is applied to (unknown ids, orphaning spans, ...). */
+export class PlanValidationError extends LedgerError {
+  /** Every problem found, not only the first. */
+  readonly problems: ReadonlyArray<string>;
+  constructor(problems: ReadonlyArray<string>, where: ErrorLocation = {}) {
+    super(
+      "PLAN_INVALID",
+      `invalid compaction plan: ${problems.slice(0, 5).join("; ")}${problems.length > 5 ? ` (+${problems.length - 5} more)` : ""}`,
+      where,
+    );
+    this.problems = problems;
+  }
+}
+
+/** A writer committed against a stale version. Reload and retry. */
+export class VersionConflictError extends LedgerError {
+  readonly expected: number;
+  readonly actual: number;
+  constructor(what: string, expected: number, actual: number, where: ErrorLocation = {}) {
+    super(
+      "VERSION_CONFLICT",
+      `${what}: expected version ${expected} but the store holds ${actual}; reload and retry`,
+      where,
+    );
+    this.expected = expected;
+    this.actual = actual;
+  }
+}
+
+/** Nothing can make the request fit: the pinned content alone exceeds the budget. */
+export class BudgetInfeasibleError extends LedgerError {
+  readonly required: number;
+  readonly available: number;
+  constructor(problem: string, required: number, available: number, where: ErrorLocation = {}) {
+    super(
+      "BUDGET_INFEASIBLE",
+      `${problem}: needs ${required} tokens but only ${available} are available (over by ${required - available})`,
+      where,
+    );
+    this.required = required;
+    this.available = available;
+  }
+}
+
+/** A rendered request breaks a provider's rules; this is a bug in a plan or adapter, never sent. */
+export class RenderValidationError extends LedgerError {
+  readonly problems: ReadonlyArray<string>;
+  constructor(provider: string, problems: ReadonlyArray<string>, where: ErrorLocation = {}) {
+    super("RENDER_INVALID", `request invalid for ${provider}: ${problems.slice(0, 5).join("; ")}`, where);
+    this.problems = problems;
+  }
+}

@@ -1,0 +1,27 @@
+import { createHash } from "node:crypto";
+
+/**
+ * Canonical JSON: object keys sorted, no whitespace, `undefined` fields omitted. Two values that are equal as
+ * data always give the same string, which is what content hashes and render hashes are computed over.
+ */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== "object") {
+    const s = JSON.stringify(value);
+    // JSON.stringify(undefined) is undefined; inside arrays JSON uses null, as we do.
+    return s === undefined ? "null" : s;
+  }
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const keys = Object.keys(value as Record<string, unknown>).sort();
+  const fields: string[] = [];
+  for (const key of keys) {
+    const v = (value as Record<string, unknown>)[key];
+    if (v === undefined) continue;
+    fields.push(`${JSON.stringify(key)}:${canonicalJson(v)}`);
+  }
+  return `{${fields.join(",")}}`;
+}
+
+/** sha256 (hex) of a string's UTF-8 bytes. */
+export function sha256Hex(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}

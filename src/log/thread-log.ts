@@ -1,0 +1,275 @@
+import { freeze } from "immer";
+import { ValidationError } from "../errors/ledger-error.js";
+import { canonicalJson, sha256Hex } from "./canonical-json.js";
+import { computeGroups, type Group } from "./groups.js";
+import type { Message, MessageInput, MessageMeta, Part } from "./message.js";
+import { formatIssuePath, messageInputSchema } from "./message-schema.js";
+import { computeTurns, type Turn } from "./turns.js";
+
+/** Where a tool call lives: the assistant message's seq and the part index inside it. */
+export interface CallRef {
+  readonly seq: number;
+  readonly partIndex: number;
+  readonly callId: string;
+  readonly name: string;
+}
+
+/**
+ * Storage shared by the log values of one linear history. A value of length L only ever reads indices < L, so
+ * appending in place is invisible to earlier values; a second append from the same value (a branch) copies.
+ */
+interface SharedStore {
+  readonly messages: Message[];
+  readonly seqById: Map<string, number>;
+  /** For each tool message seq: the seqs of the assistant messages whose calls it answers. */
+  readonly answers: Map<number, ReadonlyArray<number>>;
+  /** For each assistant message seq with calls: the seqs of the tool messages answering them. */
+  readonly answeredBy: Map<number, ReadonlyArray<number>>;
+}
+
+function branchStore(store: SharedStore, length: number): SharedStore {
+  const messages = store.messages.slice(0, length);
+  const seqById = new Map<string, number>();
+  messages.forEach((m, i) => seqById.set(m.id, i));
+  const answers = new Map([...store.answers].filter(([seq]) => seq < length));
+  const answeredBy = new Map<number, ReadonlyArray<number>>();
+  for (const [seq, results] of store.answeredBy) {
+    if (seq >= length) continue;
+    const kept = results.filter((r) => r < length);
+    if (kept.length > 0) answeredBy.set(seq, kept);
+  }
+  return { messages, seqById, answers, answeredBy };
+}
+
+/** Content hash of a message: sha256 over the canonical JSON of its role and parts. */
+export function hashMessageContent(role: string, parts: ReadonlyArray<Part>): string {
+  return sha256Hex(canonicalJson({ role, parts }));
+}
+
+const allowedParts: Record<Message["role"], ReadonlySet<Part["type"]>> = {
+  system: new Set(["text"]),
+  user: new Set(["text", "media"]),
+  assistant: new Set(["text", "reasoning", "tool_call"]),
+  tool: new Set(["tool_result"]),
+};
+
+/**
+ * An append-only thread log. `append` returns a new log value; earlier values and all messages stay unchanged
+ * and deeply frozen. A batch is validated as a whole and appends nothing when any message is bad.
+ *
+ * @example
+ * const log = ThreadLog.empty("t1").append([
+ *   { role: "user", parts: [{ type: "text", text: "hi" }] },
+ * ]);
+ * log.length; // 1
+ */
+export class ThreadLog {
+  readonly threadId: string;
+  /** Number of messages; also the seq the next appended message gets. */
+  readonly length: number;
+  /** Calls without a result yet, by call id (an id is never reused while its call is pending). */
+  readonly pendingCalls: ReadonlyMap<string, CallRef>;
+  readonly #store: SharedStore;
+  #messages: ReadonlyArray<Message> | undefined;
+  #groups: ReadonlyArray<Group> | undefined;
+  #turns: ReadonlyArray<Turn> | undefined;
+
+  private constructor(threadId: string, store: SharedStore, length: number, pending: ReadonlyMap<string, CallRef>) {
+    this.threadId = threadId;
+    this.#store = store;
+    this.length = length;
+    this.pendingCalls = pending;
+  }
+
+  /** An empty log for a thread. */
+  static empty(threadId: string): ThreadLog {
+    if (typeof threadId !== "string" || threadId.length === 0) {
+      throw new ValidationError("thread id must be a non-empty string", { field: "threadId" });
+    }
+    return new ThreadLog(
+      threadId,
+      { messages: [], seqById: new Map(), answers: new Map(), answeredBy: new Map() },
+      0,
+      new Map(),
+    );
+  }
+
+  /** Builds a log from inputs in one atomic append. */
+  static from(threadId: string, inputs: ReadonlyArray<MessageInput>): ThreadLog {
+    return ThreadLog.empty(threadId).append(inputs);
+  }
+
+  /** All messages in seq order (frozen; computed once per log value). */
+  get messages(): ReadonlyArray<Message> {
+    this.#messages ??= Object.freeze(this.#store.messages.slice(0, this.length));
+    return this.#messages;
+  }
+
+  /** The message at a seq, or undefined. */
+  at(seq: number): Message | undefined {
+    return seq >= 0 && seq < this.length ? this.#store.messages[seq] : undefined;
+  }
+
+  /** The message with an id, or undefined. */
+  byId(id: string): Message | undefined {
+    const seq = this.#store.seqById.get(id);
+    return seq !== undefined && seq < this.length ? this.#store.messages[seq] : undefined;
+  }
+
+  /** The seq of a message id, or undefined. */
+  seqOf(id: string): number | undefined {
+    const seq = this.#store.seqById.get(id);
+    return seq !== undefined && seq < this.length ? seq : undefined;
+  }
+
+  /** For a tool message: the seqs of the assistant messages whose calls it answers. */
+  answersOf(seq: number): ReadonlyArray<number> {
+    return seq < this.length ? (this.#store.answers.get(seq) ?? []) : [];
+  }
+
+  /** For an assistant message: the seqs of the tool messages (in this log value) answering its calls. */
+  resultsOf(seq: number): ReadonlyArray<number> {
+    if (seq >= this.length) return [];
+    const all = this.#store.answeredBy.get(seq);
+    if (all === undefined) return [];
+    const last = all[all.length - 1];
+    return last !== undefined && last < this.length ? all : all.filter((r) => r < this.length);
+  }
+
+  /** Atomic groups (system, user, assistant_text, tool_call with its results); computed once per value. */
+  get groups(): ReadonlyArray<Group> {
+    this.#groups ??= computeGroups(this);
+    return this.#groups;
+  }
+
+  /** Turns: each starts at a user message; messages before the first user message form turn 0. */
+  get turns(): ReadonlyArray<Turn> {
+    this.#turns ??= computeTurns(this);
+    return this.#turns;
+  }
+
+  /** Returns a new log with the messages appended, or throws `ValidationError` and appends nothing. */
+  append(inputs: ReadonlyArray<MessageInput>): ThreadLog {
+    if (inputs.length === 0) return this;
+    const prepared = this.#validateBatch(inputs);
+    const store = this.#store.messages.length === this.length ? this.#store : branchStore(this.#store, this.length);
+    for (const entry of prepared.entries) {
+      store.messages.push(entry.message);
+      store.seqById.set(entry.message.id, entry.message.seq);
+      if (entry.answers.length > 0) {
+        store.answers.set(entry.message.seq, entry.answers);
+        for (const callSeq of entry.answers) {
+          store.answeredBy.set(callSeq, [...(store.answeredBy.get(callSeq) ?? []), entry.message.seq]);
+        }
+      }
+    }
+    return new ThreadLog(this.threadId, store, this.length + inputs.length, prepared.pending);
+  }
+
+  #validateBatch(inputs: ReadonlyArray<MessageInput>): {
+    entries: ReadonlyArray<{ message: Message; answers: ReadonlyArray<number> }>;
+    pending: ReadonlyMap<string, CallRef>;
+  } {
+    const pending = new Map(this.pendingCalls);
+    const batchIds = new Set<string>();
+    const entries: { message: Message; answers: ReadonlyArray<number> }[] = [];
+    inputs.forEach((raw, index) => {
+      const seq = this.length + index;
+      const where = { threadId: this.threadId, index, ...idOf(raw) };
+      const parsed = messageInputSchema.safeParse(raw);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        throw new ValidationError(`invalid message: ${issue.message}`, {
+          ...where,
+          field: formatIssuePath(issue.path) || "(message)",
+        });
+      }
+      const input = parsed.data as MessageInput;
+      const id = input.id ?? this.#generateId(seq, batchIds);
+      if (this.byId(id) !== undefined || batchIds.has(id)) {
+        throw new ValidationError(`duplicate message id ${JSON.stringify(id)}: ids must be unique in a thread`, {
+          ...where,
+          messageId: id,
+          field: "id",
+        });
+      }
+      batchIds.add(id);
+      const answers = this.#checkParts(input, seq, pending, { ...where, messageId: id });
+      const message: Message = freeze(
+        {
+          id,
+          seq,
+          role: input.role,
+          parts: input.parts.map(clonePart),
+          meta: cloneMeta(input.meta),
+          hash: hashMessageContent(input.role, input.parts),
+        },
+        true,
+      );
+      entries.push({ message, answers });
+    });
+    return { entries, pending };
+  }
+
+  #checkParts(
+    input: MessageInput,
+    seq: number,
+    pending: Map<string, CallRef>,
+    where: { threadId: string; index: number; messageId: string },
+  ): ReadonlyArray<number> {
+    const allowed = allowedParts[input.role];
+    const answers = new Set<number>();
+    input.parts.forEach((part, partIndex) => {
+      const field = `parts[${partIndex}]`;
+      if (!allowed.has(part.type)) {
+        throw new ValidationError(
+          `a ${input.role} message cannot hold a ${part.type} part (allowed: ${[...allowed].join(", ")})`,
+          { ...where, field: `${field}.type` },
+        );
+      }
+      if (part.type === "tool_call") {
+        if (pending.has(part.callId)) {
+          throw new ValidationError(
+            `tool call id ${JSON.stringify(part.callId)} is reused while the earlier call with that id is still unanswered`,
+            { ...where, field: `${field}.callId` },
+          );
+        }
+        pending.set(part.callId, { seq, partIndex, callId: part.callId, name: part.name });
+      } else if (part.type === "tool_result") {
+        const call = pending.get(part.callId);
+        if (call === undefined) {
+          throw new ValidationError(
+            `tool result for call id ${JSON.stringify(part.callId)} answers no earlier unanswered call of this thread (orphaned result)`,
+            { ...where, field: `${field}.callId` },
+          );
+        }
+        pending.delete(part.callId);
+        answers.add(call.seq);
+      }
+    });
+    if (input.role === "tool" && input.parts.length === 0) {
+      throw new ValidationError("a tool message needs at least one tool_result part", { ...where, field: "parts" });
+    }
+    return [...answers].sort((a, b) => a - b);
+  }
+
+  #generateId(seq: number, batchIds: ReadonlySet<string>): string {
+    let id = `msg-${seq}`;
+    for (let n = 1; this.byId(id) !== undefined || batchIds.has(id); n++) id = `msg-${seq}-${n}`;
+    return id;
+  }
+}
+
+function idOf(raw: unknown): { messageId?: string } {
+  const id = (raw as { id?: unknown } | null)?.id;
+  return typeof id === "string" ? { messageId: id } : {};
+}
+
+function clonePart(part: Part): Part {
+  return { ...part };
+}
+
+function cloneMeta(meta: MessageMeta | undefined): MessageMeta {
+  // A structured clone detaches the log from the caller's objects, so later caller edits cannot leak in.
+  return meta === undefined ? {} : (structuredClone(meta) as MessageMeta);
+}

@@ -1,0 +1,127 @@
+import { freeze } from "immer";
+
+/** What a plan does with the messages of a span. */
+export type ActionKind = "include" | "clear" | "summarize" | "externalize" | "drop";
+
+/** Precedence when actions overlap on a message: higher wins. */
+export const PRECEDENCE: Readonly<Record<ActionKind, number>> = Object.freeze({
+  include: 0,
+  clear: 1,
+  summarize: 2,
+  externalize: 3,
+  drop: 4,
+});
+
+/** Explicitly keep messages as they are (the default for anything a plan does not mention). */
+export interface IncludeRecord {
+  readonly kind: "include";
+}
+
+/** One tool result or argument list that a clear replaced, kept for audits. */
+export interface ClearedItem {
+  readonly messageId: string;
+  readonly callId: string;
+  readonly toolName: string;
+  /** Characters of the content that was replaced. */
+  readonly chars: number;
+}
+
+/** Replace bodies by short placeholders while keeping call/result pairing. */
+export interface ClearRecord {
+  readonly kind: "clear";
+  /** Also replace the arguments of the span's tool calls. */
+  readonly clearArgs?: boolean;
+  /** What was cleared (informational; the placeholder is derived from the message itself). */
+  readonly cleared?: ReadonlyArray<ClearedItem>;
+}
+
+/** A structured summary: the fields a drift-resistant summary keeps. */
+export interface StructuredSummary {
+  readonly goals?: ReadonlyArray<string>;
+  readonly decisions?: ReadonlyArray<string>;
+  readonly constraints?: ReadonlyArray<string>;
+  readonly openItems?: ReadonlyArray<string>;
+  readonly toolOutcomes?: ReadonlyArray<string>;
+  readonly artifacts?: ReadonlyArray<string>;
+}
+
+/** Replace a span by one synthetic summary message. */
+export interface SummarizationRecord {
+  readonly kind: "summarize";
+  /** The text the model sees. */
+  readonly summary: string;
+  readonly structured?: StructuredSummary;
+  readonly summarizerId: string;
+  readonly promptVersion: string;
+  /** Content hash of the summarized span (the summary cache key). */
+  readonly spanHash?: string;
+}
+
+/** Replace a span by a pointer to an artifact plus a short summary. */
+export interface ExternalizationRecord {
+  readonly kind: "externalize";
+  readonly artifactId: string;
+  readonly summary: string;
+  readonly sizeChars?: number;
+}
+
+/** Omit a span from the request. */
+export interface DropRecord {
+  readonly kind: "drop";
+  readonly reason: string;
+}
+
+/** The record an action of kind K carries. */
+export interface RecordByKind {
+  readonly include: IncludeRecord;
+  readonly clear: ClearRecord;
+  readonly summarize: SummarizationRecord;
+  readonly externalize: ExternalizationRecord;
+  readonly drop: DropRecord;
+}
+
+/** Any action record. */
+export type ActionRecord = RecordByKind[ActionKind];
+
+/** One span action of a plan, tagged by `kind`. */
+export type PlanAction = {
+  readonly [K in ActionKind]: {
+    readonly kind: K;
+    /** Explicit message ids (never index ranges), in log order. */
+    readonly span: ReadonlyArray<string>;
+    readonly record: RecordByKind[K];
+    /** Name of the strategy that proposed the action. */
+    readonly strategy: string;
+    /** Why, in words a person reads in an audit. */
+    readonly reason: string;
+  };
+}[ActionKind];
+
+/** A versioned compaction plan: pure data, JSON round-trippable. */
+export interface CompactionPlan {
+  readonly threadId: string;
+  /** 0 is the empty plan; each commit increments it. */
+  readonly version: number;
+  /** Log length the plan was computed against; it may only mention messages with seq < basedOnSeq. */
+  readonly basedOnSeq: number;
+  readonly actions: ReadonlyArray<PlanAction>;
+}
+
+/** The empty plan (version 0): every message is included. */
+export function emptyPlan(threadId: string): CompactionPlan {
+  return freeze({ threadId, version: 0, basedOnSeq: 0, actions: [] }, true);
+}
+
+/** Builds a frozen plan value. */
+export function createPlan(plan: CompactionPlan): CompactionPlan {
+  return freeze(structuredClone(plan) as CompactionPlan, true);
+}
+
+/** The next version of a plan: same thread, version + 1, the given actions and log length. */
+export function nextPlan(
+  previous: CompactionPlan,
+  actions: ReadonlyArray<PlanAction>,
+  basedOnSeq: number,
+): CompactionPlan {
+  return freeze({ threadId: previous.threadId, version: previous.version + 1, basedOnSeq, actions }, true);
+}

@@ -1,0 +1,85 @@
+import type { ActionKind, CompactionPlan } from "./compaction-plan.js";
+import { type Decision, resolvePlan } from "./resolve-plan.js";
+
+/** The state of one message under one plan. */
+export interface MessageState {
+  readonly kind: ActionKind;
+  /** Strategy and reason of the governing action; absent when the message is included by default. */
+  readonly strategy?: string;
+  readonly reason?: string;
+}
+
+/** One message whose treatment differs between two plans. */
+export interface MessageChange {
+  readonly messageId: string;
+  readonly from: MessageState;
+  readonly to: MessageState;
+}
+
+/** The difference between two plan versions of a thread. */
+export interface PlanDiff {
+  readonly threadId: string;
+  readonly fromVersion: number;
+  readonly toVersion: number;
+  /** In log order when `order` is given to `diffPlans`, otherwise in order of first mention. */
+  readonly changes: ReadonlyArray<MessageChange>;
+}
+
+function stateOf(decision: Decision | undefined): MessageState {
+  if (decision === undefined) return { kind: "include" };
+  return { kind: decision.kind, strategy: decision.action.strategy, reason: decision.action.reason };
+}
+
+const actionKeys = new WeakMap<object, string>();
+
+/** What a decision means for its message, without the span (spans of equal actions may differ in length). */
+function actionKey(decision: Decision): string {
+  let key = actionKeys.get(decision.action);
+  if (key === undefined) {
+    const { kind, strategy, reason, record } = decision.action;
+    key = JSON.stringify([kind, strategy, reason, record]);
+    actionKeys.set(decision.action, key);
+  }
+  return key;
+}
+
+function sameState(a: Decision | undefined, b: Decision | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.action === b.action || actionKey(a) === actionKey(b);
+}
+
+/**
+ * Lists, per message, what changed between plans `a` and `b`: the action kind and the strategy and reason behind
+ * each side. `order` (e.g. `id => log.seqOf(id)`) sorts the changes by log position.
+ */
+export function diffPlans(a: CompactionPlan, b: CompactionPlan, order?: (messageId: string) => number | undefined): PlanDiff {
+  const ra = resolvePlan(a);
+  const rb = resolvePlan(b);
+  const ids = new Set([...ra.decisions.keys(), ...rb.decisions.keys()]);
+  const changes: MessageChange[] = [];
+  for (const messageId of ids) {
+    const da = ra.decisions.get(messageId);
+    const db = rb.decisions.get(messageId);
+    if (sameState(da, db)) continue;
+    changes.push({ messageId, from: stateOf(da), to: stateOf(db) });
+  }
+  if (order !== undefined) {
+    changes.sort((x, y) => (order(x.messageId) ?? Number.MAX_SAFE_INTEGER) - (order(y.messageId) ?? Number.MAX_SAFE_INTEGER));
+  }
+  return { threadId: b.threadId, fromVersion: a.version, toVersion: b.version, changes };
+}
+
+function describe(state: MessageState): string {
+  return state.strategy === undefined ? state.kind : `${state.kind} (${state.strategy}: ${state.reason})`;
+}
+
+/** A readable, line-per-message rendering of a plan diff for audits. */
+export function formatPlanDiff(diff: PlanDiff): string {
+  const head = `plan diff for thread ${diff.threadId}: v${diff.fromVersion} → v${diff.toVersion}, ${diff.changes.length} message(s) changed`;
+  if (diff.changes.length === 0) return `${head}\n  (no changes)`;
+  const width = Math.max(...diff.changes.map((c) => c.messageId.length));
+  const lines = diff.changes.map(
+    (c) => `  ${c.messageId.padEnd(width)}  ${c.from.kind} → ${c.to.kind}   was: ${describe(c.from)}; now: ${describe(c.to)}`,
+  );
+  return [head, ...lines].join("\n");
+}

@@ -1,0 +1,128 @@
+import { z } from "zod";
+import { ValidationError } from "../errors/ledger-error.js";
+import { formatIssuePath } from "../log/message-schema.js";
+import { type CompactionPlan, createPlan } from "./compaction-plan.js";
+
+const stringList = z.array(z.string());
+
+const structuredSummarySchema = z
+  .object({
+    goals: stringList.optional(),
+    decisions: stringList.optional(),
+    constraints: stringList.optional(),
+    openItems: stringList.optional(),
+    toolOutcomes: stringList.optional(),
+    artifacts: stringList.optional(),
+  })
+  .strict();
+
+const recordSchemas = {
+  include: z.object({ kind: z.literal("include") }).strict(),
+  clear: z
+    .object({
+      kind: z.literal("clear"),
+      clearArgs: z.boolean().optional(),
+      cleared: z
+        .array(
+          z
+            .object({
+              messageId: z.string(),
+              callId: z.string(),
+              toolName: z.string(),
+              chars: z.number().int().nonnegative(),
+            })
+            .strict(),
+        )
+        .optional(),
+    })
+    .strict(),
+  summarize: z
+    .object({
+      kind: z.literal("summarize"),
+      summary: z.string().min(1, "a summary must not be empty"),
+      structured: structuredSummarySchema.optional(),
+      summarizerId: z.string().min(1),
+      promptVersion: z.string().min(1),
+      spanHash: z.string().optional(),
+    })
+    .strict(),
+  externalize: z
+    .object({
+      kind: z.literal("externalize"),
+      artifactId: z.string().min(1),
+      summary: z.string(),
+      sizeChars: z.number().int().nonnegative().optional(),
+    })
+    .strict(),
+  drop: z.object({ kind: z.literal("drop"), reason: z.string().min(1) }).strict(),
+} as const;
+
+function actionSchema<K extends keyof typeof recordSchemas>(kind: K) {
+  return z
+    .object({
+      kind: z.literal(kind),
+      span: z.array(z.string().min(1)).min(1, "a span must name at least one message id"),
+      record: recordSchemas[kind],
+      strategy: z.string().min(1),
+      reason: z.string(),
+    })
+    .strict();
+}
+
+/** zod schema of a plan as JSON. */
+export const planSchema = z
+  .object({
+    threadId: z.string().min(1),
+    version: z.number().int().nonnegative(),
+    basedOnSeq: z.number().int().nonnegative(),
+    actions: z.array(
+      z.discriminatedUnion("kind", [
+        actionSchema("include"),
+        actionSchema("clear"),
+        actionSchema("summarize"),
+        actionSchema("externalize"),
+        actionSchema("drop"),
+      ]),
+    ),
+  })
+  .strict()
+  .superRefine((plan, ctx) => {
+    plan.actions.forEach((action, i) => {
+      if (action.record.kind !== action.kind) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["actions", i, "record", "kind"],
+          message: `record kind ${action.record.kind} does not match action kind ${action.kind}`,
+        });
+      }
+    });
+  });
+
+/** Parses plan JSON (a string or an already parsed value) into a frozen plan, or throws `ValidationError`. */
+export function parsePlan(input: unknown): CompactionPlan {
+  let value = input;
+  if (typeof input === "string") {
+    try {
+      value = JSON.parse(input);
+    } catch (cause) {
+      throw new ValidationError(`plan is not valid JSON: ${(cause as Error).message}`, {}, { cause });
+    }
+  }
+  const parsed = planSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const threadId = (value as { threadId?: unknown } | null)?.threadId;
+    throw new ValidationError(`invalid plan: ${issue.message}`, {
+      ...(typeof threadId === "string" ? { threadId } : {}),
+      field: formatIssuePath(issue.path) || "(plan)",
+    });
+  }
+  return createPlan(parsed.data as CompactionPlan);
+}
+
+/** Serializes a plan to JSON; `parsePlan(serializePlan(p))` deep-equals `p`. */
+export function serializePlan(plan: CompactionPlan, indent?: number): string {
+  return JSON.stringify(plan, null, indent);
+}
+
+export type PlanFromSchema = z.infer<typeof planSchema>;

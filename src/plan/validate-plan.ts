@@ -1,0 +1,126 @@
+import { PlanValidationError } from "../errors/ledger-error.js";
+import type { Group } from "../log/groups.js";
+import type { ThreadLog } from "../log/thread-log.js";
+import type { ActionKind, CompactionPlan } from "./compaction-plan.js";
+import { type ResolvedPlan, resolvePlan } from "./resolve-plan.js";
+
+/** One reason a plan cannot be applied to a log, as data. */
+export interface PlanProblem {
+  readonly code:
+    | "thread_mismatch"
+    | "based_on_future"
+    | "unknown_id"
+    | "future_id"
+    | "duplicate_in_span"
+    | "record_mismatch"
+    | "orphaning_split"
+    | "pending_call_touched";
+  readonly message: string;
+  readonly actionIndex?: number;
+  readonly messageId?: string;
+}
+
+/** Whether an action leaves a message in the request as a real message (so its calls/results still pair). */
+const keepsMessage: Record<ActionKind, boolean> = {
+  include: true,
+  clear: true,
+  summarize: false,
+  externalize: false,
+  drop: false,
+};
+
+/**
+ * Checks a plan against a log and returns every problem found (empty when valid): unknown ids, ids at or after
+ * `basedOnSeq`, records that do not match their action, spans that would separate a tool call from its result,
+ * and any action other than include on a pending (unanswered) call.
+ */
+export function validatePlan(plan: CompactionPlan, log: ThreadLog): ReadonlyArray<PlanProblem> {
+  const problems: PlanProblem[] = [];
+  if (plan.threadId !== log.threadId) {
+    problems.push({
+      code: "thread_mismatch",
+      message: `plan is for thread ${JSON.stringify(plan.threadId)} but the log is ${JSON.stringify(log.threadId)}`,
+    });
+    return problems;
+  }
+  if (plan.basedOnSeq > log.length) {
+    problems.push({
+      code: "based_on_future",
+      message: `plan is based on seq ${plan.basedOnSeq} but the log has only ${log.length} messages`,
+    });
+  }
+  checkSpans(plan, log, problems);
+  if (problems.length === 0) checkGroups(resolvePlan(plan), log, problems);
+  return problems;
+}
+
+/** Throws `PlanValidationError` listing every problem when the plan cannot be applied to the log. */
+export function assertPlanValid(plan: CompactionPlan, log: ThreadLog): void {
+  const problems = validatePlan(plan, log);
+  if (problems.length > 0) {
+    throw new PlanValidationError(
+      problems.map((p) => p.message),
+      { threadId: log.threadId, ...(problems[0]!.messageId ? { messageId: problems[0]!.messageId } : {}) },
+    );
+  }
+}
+
+function checkSpans(plan: CompactionPlan, log: ThreadLog, problems: PlanProblem[]): void {
+  plan.actions.forEach((action, actionIndex) => {
+    const where = `action ${actionIndex} (${action.kind} by ${action.strategy})`;
+    if (action.record.kind !== action.kind) {
+      problems.push({
+        code: "record_mismatch",
+        actionIndex,
+        message: `${where} carries a ${action.record.kind} record; it needs a ${action.kind} record`,
+      });
+    }
+    const seen = new Set<string>();
+    for (const id of action.span) {
+      if (seen.has(id)) {
+        problems.push({ code: "duplicate_in_span", actionIndex, messageId: id, message: `${where} names ${id} twice` });
+      }
+      seen.add(id);
+      const seq = log.seqOf(id);
+      if (seq === undefined) {
+        problems.push({ code: "unknown_id", actionIndex, messageId: id, message: `${where} names unknown message ${id}` });
+      } else if (seq >= plan.basedOnSeq) {
+        problems.push({
+          code: "future_id",
+          actionIndex,
+          messageId: id,
+          message: `${where} names message ${id} (seq ${seq}) which is not before basedOnSeq ${plan.basedOnSeq}`,
+        });
+      }
+    }
+  });
+}
+
+function checkGroups(resolved: ResolvedPlan, log: ThreadLog, problems: PlanProblem[]): void {
+  const groups: ReadonlyArray<Group> = log.groups;
+  for (const group of groups) {
+    const kinds = group.messageIds.map((id) => resolved.decisions.get(id)?.kind ?? "include");
+    if (group.pending) {
+      const touched = group.messageIds.find((_, i) => kinds[i] !== "include");
+      if (touched !== undefined) {
+        problems.push({
+          code: "pending_call_touched",
+          messageId: touched,
+          message: `message ${touched} belongs to a tool call that has no result yet; pending calls are never compacted`,
+        });
+      }
+      continue;
+    }
+    if (group.kind !== "tool_call" || group.seqs.length < 2) continue;
+    const kept = kinds.map((k) => keepsMessage[k]);
+    if (kept.some((k) => k) && kept.some((k) => !k)) {
+      const removed = group.messageIds.filter((_, i) => !kept[i]);
+      const stays = group.messageIds.filter((_, i) => kept[i]);
+      problems.push({
+        code: "orphaning_split",
+        messageId: removed[0]!,
+        message: `span removes ${removed.join(", ")} but keeps ${stays.join(", ")} of the same tool-call group; a call and its results must stay or go together`,
+      });
+    }
+  }
+}

@@ -1,0 +1,64 @@
+import type { Message, Part } from "../log/message.js";
+import type { ClearRecord, ExternalizationRecord, SummarizationRecord } from "../plan/compaction-plan.js";
+
+/** Version of the placeholder and synthetic-message texts; part of every render hash. */
+export const RENDER_FORMAT_VERSION = "cl-render/1";
+
+/** A human-readable size: `812 chars`, `48 KB`, `1.2 MB` (characters, 1 KB = 1024). */
+export function formatSize(chars: number): string {
+  if (chars < 1024) return `${chars} chars`;
+  if (chars < 1024 * 1024) return `${Math.round(chars / 1024)} KB`;
+  return `${(chars / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+/** The body a cleared tool result gets: it keeps the tool name and the size of what was there. */
+export function clearedResultText(toolName: string, chars: number): string {
+  return `[result cleared: ${toolName}, ${formatSize(chars)}]`;
+}
+
+/** The arguments a cleared tool call gets: still a JSON object, as providers require. */
+export function clearedArgsText(chars: number): string {
+  return JSON.stringify({ _cleared: `arguments, ${formatSize(chars)}` });
+}
+
+/** Applies a clear record to one message. `toolNameOf` names the call a result answers. */
+export function clearMessage(
+  message: Message,
+  record: ClearRecord,
+  toolNameOf: (callId: string) => string,
+): ReadonlyArray<Part> {
+  return message.parts.map((part): Part => {
+    switch (part.type) {
+      case "tool_result":
+        return { ...part, content: clearedResultText(toolNameOf(part.callId), part.content.length) };
+      case "tool_call":
+        return record.clearArgs === true ? { ...part, args: clearedArgsText(part.args.length) } : part;
+      case "text":
+        // Text next to tool calls is the model's own narration; only messages without calls lose their text.
+        return message.parts.some((p) => p.type === "tool_call")
+          ? part
+          : { type: "text", text: `[message cleared: ${formatSize(part.text.length)}]` };
+      default:
+        // Reasoning is never edited (signed blocks must stay byte-identical); media references are tiny.
+        return part;
+    }
+  });
+}
+
+/** The text of the synthetic message standing for a summarized span. */
+export function summaryText(record: SummarizationRecord, messageCount: number): string {
+  return `[Summary of ${messageCount} earlier message${messageCount === 1 ? "" : "s"}]\n${record.summary}`;
+}
+
+/** The text of the synthetic message standing for an externalized span. */
+export function pointerText(record: ExternalizationRecord, messageCount: number): string {
+  const size = record.sizeChars === undefined ? "" : `, ${formatSize(record.sizeChars)}`;
+  const head = `[Externalized: ${messageCount} message${messageCount === 1 ? "" : "s"} stored as artifact ${record.artifactId}${size}]`;
+  const body = record.summary === "" ? "" : `\n${record.summary}`;
+  return `${head}${body}\n(Reference artifact ${record.artifactId} to bring the full content back.)`;
+}
+
+/** The body of a stub result for a call that has no result yet. */
+export function pendingResultText(toolName: string): string {
+  return `[result pending: ${toolName} has not returned yet]`;
+}

@@ -1,0 +1,201 @@
+import type { Message, Part, ToolCallPart } from "../log/message.js";
+import type { ThreadLog } from "../log/thread-log.js";
+import type { CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
+import { type ResolvedPlan, resolvePlan } from "../plan/resolve-plan.js";
+import { assertPlanValid } from "../plan/validate-plan.js";
+import type { MessageCounter } from "../tokens/tokenizer.js";
+import { clearMessage, pendingResultText, pointerText, summaryText } from "./placeholders.js";
+import { finishPrompt, makeRendered } from "./prompt-hash.js";
+import type { RenderedMessage, RenderedPrompt } from "./rendered-prompt.js";
+
+/** Per-turn content added at the end of the request; never part of the log. */
+export interface Injection {
+  readonly text: string;
+  /** Defaults to `user`. */
+  readonly role?: "user" | "system";
+}
+
+/** An externalized artifact brought back for this turn; rendered at the end, never part of the log. */
+export interface RehydratedArtifact {
+  readonly artifactId: string;
+  readonly content: string;
+  readonly truncated?: boolean;
+}
+
+/** How calls without a result are rendered so the request stays valid. */
+export type PendingCallMode = "stub" | "hold";
+
+/** Options of `renderPrompt`. */
+export interface RenderOptions {
+  /** Counts tokens per rendered message (with provider framing). */
+  readonly counter: MessageCounter;
+  /** `stub` (default) adds a placeholder result; `hold` leaves the call out of the request. */
+  readonly pendingCalls?: PendingCallMode;
+  readonly injections?: ReadonlyArray<Injection>;
+  readonly rehydrated?: ReadonlyArray<RehydratedArtifact>;
+  /** The previous render of this thread, to report how many leading tokens are unchanged. */
+  readonly previous?: RenderedPrompt;
+  /** Validate the plan against the log first (default true). Turn off only for plans validated already. */
+  readonly validatePlan?: boolean;
+}
+
+interface MemoEntry {
+  readonly action: PlanAction | undefined;
+  readonly rendered: RenderedMessage;
+}
+
+// Rendered form of a log message under one action, per counter: logs are immutable, so this never goes stale.
+const memoByCounter = new WeakMap<MessageCounter, WeakMap<Message, MemoEntry>>();
+
+/**
+ * Renders log + plan into the provider-neutral request a model receives. Dropped messages are omitted,
+ * cleared ones keep their call/result pairing with placeholder bodies, each summarized or externalized span
+ * becomes exactly one synthetic assistant message where its first remaining message was, tool results are
+ * placed right after their call, pending calls are stubbed or held back, and rehydrated artifacts and
+ * injections come last. The same inputs always give the same bytes and hash.
+ */
+export function renderPrompt(log: ThreadLog, plan: CompactionPlan, options: RenderOptions): RenderedPrompt {
+  if (options.validatePlan !== false) assertPlanValid(plan, log);
+  const ctx = new RenderContext(log, resolvePlan(plan), options);
+  for (let seq = 0; seq < log.length; seq++) ctx.visit(log.at(seq)!);
+  ctx.appendTail();
+  return finishPrompt(log, plan, ctx.out, options);
+}
+
+class RenderContext {
+  readonly out: RenderedMessage[] = [];
+  readonly #placed = new Set<number>();
+  readonly #emittedSpans = new Set<number>();
+  readonly #memo: WeakMap<Message, MemoEntry>;
+  readonly #pendingSeqs: ReadonlySet<number>;
+
+  constructor(
+    readonly log: ThreadLog,
+    readonly resolved: ResolvedPlan,
+    readonly options: RenderOptions,
+  ) {
+    let memo = memoByCounter.get(options.counter);
+    if (memo === undefined) {
+      memo = new WeakMap();
+      memoByCounter.set(options.counter, memo);
+    }
+    this.#memo = memo;
+    this.#pendingSeqs = new Set([...log.pendingCalls.values()].map((c) => c.seq));
+  }
+
+  visit(message: Message): void {
+    if (this.#placed.has(message.seq)) return;
+    const decision = this.resolved.decisions.get(message.id);
+    const kind = decision?.kind ?? "include";
+    if (kind === "drop") return;
+    if (kind === "summarize" || kind === "externalize") {
+      this.#emitSynthetic(decision!.actionIndex);
+      return;
+    }
+    if (message.role === "tool") {
+      // Only reached for results whose call was not rendered; validation makes that impossible.
+      return;
+    }
+    this.#emitMessage(message, decision?.action);
+    if (message.role === "assistant" && message.parts.some((p) => p.type === "tool_call")) {
+      this.#emitResultsOf(message);
+    }
+  }
+
+  appendTail(): void {
+    for (const artifact of this.options.rehydrated ?? []) {
+      const note = artifact.truncated === true ? " (truncated)" : "";
+      const text = `[Rehydrated artifact ${artifact.artifactId}${note}]\n${artifact.content}`;
+      this.#push("user", [{ type: "text", text }], "rehydration", []);
+    }
+    for (const injection of this.options.injections ?? []) {
+      this.#push(injection.role ?? "user", [{ type: "text", text: injection.text }], "injection", []);
+    }
+  }
+
+  #emitSynthetic(actionIndex: number): void {
+    if (this.#emittedSpans.has(actionIndex)) return;
+    this.#emittedSpans.add(actionIndex);
+    const action = this.resolved.plan.actions[actionIndex]!;
+    const won = action.span.filter((id) => this.resolved.decisions.get(id)?.actionIndex === actionIndex);
+    const sourceIds = [...new Set(won)].sort((a, b) => this.log.seqOf(a)! - this.log.seqOf(b)!);
+    if (action.kind === "summarize") {
+      this.#push("assistant", [{ type: "text", text: summaryText(action.record, sourceIds.length) }], "summary", sourceIds);
+    } else if (action.kind === "externalize") {
+      this.#push("assistant", [{ type: "text", text: pointerText(action.record, sourceIds.length) }], "pointer", sourceIds);
+    }
+  }
+
+  #emitMessage(message: Message, action: PlanAction | undefined, parts?: ReadonlyArray<Part>): void {
+    const pending = this.#pendingSeqs.has(message.seq);
+    if (parts === undefined && !pending) {
+      const hit = this.#memo.get(message);
+      if (hit !== undefined && hit.action === action) {
+        this.out.push(hit.rendered);
+        return;
+      }
+    }
+    let body = parts ?? message.parts;
+    let kind: "original" | "cleared" = "original";
+    if (action?.kind === "clear") {
+      body = clearMessage({ ...message, parts: body }, action.record, (callId) => this.#toolNameOf(message, callId));
+      kind = "cleared";
+    }
+    if (pending && this.options.pendingCalls === "hold") {
+      body = body.filter((p) => p.type !== "tool_call" || !this.log.pendingCalls.has(p.callId) || !this.#isPendingHere(message, p));
+      if (body.length === 0) return;
+    }
+    const hash = kind === "original" && body === message.parts ? message.hash : undefined;
+    const rendered = makeRendered(message.role, body, { kind, sourceIds: [message.id], synthetic: false }, this.options.counter, hash);
+    if (parts === undefined && !pending) this.#memo.set(message, { action, rendered });
+    this.out.push(rendered);
+  }
+
+  #emitResultsOf(call: Message): void {
+    const callIds = new Set(call.parts.filter((p): p is ToolCallPart => p.type === "tool_call").map((p) => p.callId));
+    for (const resultSeq of this.log.resultsOf(call.seq)) {
+      const result = this.log.at(resultSeq)!;
+      const answersOnlyThis = this.log.answersOf(resultSeq).length === 1;
+      const parts = answersOnlyThis
+        ? undefined
+        : result.parts.filter((p) => p.type === "tool_result" && callIds.has(p.callId));
+      this.#emitMessage(result, this.resolved.decisions.get(result.id)?.action, parts);
+      if (answersOnlyThis || this.#allPartsPlaced(resultSeq, call.seq)) this.#placed.add(resultSeq);
+    }
+    if (this.options.pendingCalls !== "hold") this.#emitPendingStubs(call);
+  }
+
+  #allPartsPlaced(resultSeq: number, callSeq: number): boolean {
+    const answered = this.log.answersOf(resultSeq);
+    return answered[answered.length - 1] === callSeq;
+  }
+
+  #emitPendingStubs(call: Message): void {
+    if (!this.#pendingSeqs.has(call.seq)) return;
+    const stubs: Part[] = [];
+    for (const part of call.parts) {
+      if (part.type === "tool_call" && this.#isPendingHere(call, part)) {
+        stubs.push({ type: "tool_result", callId: part.callId, content: pendingResultText(part.name) });
+      }
+    }
+    if (stubs.length > 0) this.#push("tool", stubs, "pending_stub", []);
+  }
+
+  #isPendingHere(message: Message, part: ToolCallPart): boolean {
+    return this.log.pendingCalls.get(part.callId)?.seq === message.seq;
+  }
+
+  #toolNameOf(message: Message, callId: string): string {
+    if (message.role !== "tool") return String(message.meta.toolName ?? "tool");
+    for (const callSeq of this.log.answersOf(message.seq)) {
+      for (const part of this.log.at(callSeq)!.parts) {
+        if (part.type === "tool_call" && part.callId === callId) return part.name;
+      }
+    }
+    return String(message.meta.toolName ?? "tool");
+  }
+
+  #push(role: Message["role"], parts: ReadonlyArray<Part>, kind: RenderedMessage["provenance"]["kind"], sourceIds: ReadonlyArray<string>): void {
+    this.out.push(makeRendered(role, parts, { kind, sourceIds, synthetic: true }, this.options.counter));
+  }
+}

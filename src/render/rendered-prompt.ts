@@ -1,0 +1,47 @@
+import type { Part, Role } from "../log/message.js";
+
+/** Why a rendered message exists. */
+export type RenderedKind =
+  | "original" // copied from the log unchanged
+  | "cleared" // copied from the log with tool results / args replaced by placeholders
+  | "summary" // synthetic: stands for a summarized span
+  | "pointer" // synthetic: stands for an externalized span (artifact pointer + short summary)
+  | "pending_stub" // synthetic: a placeholder result for a call that has no result yet
+  | "injection" // per-turn injected content, never part of the log
+  | "rehydration"; // an artifact brought back for this turn, never part of the log
+
+/** Where a rendered message came from. */
+export interface Provenance {
+  readonly kind: RenderedKind;
+  /** Log message ids this message stands for (empty for injections and rehydrations). */
+  readonly sourceIds: ReadonlyArray<string>;
+  readonly synthetic: boolean;
+}
+
+/** One provider-neutral message of a rendered request. */
+export interface RenderedMessage {
+  readonly role: Role;
+  readonly parts: ReadonlyArray<Part>;
+  readonly provenance: Provenance;
+  /** Tokens of this message including framing, by the render's message counter. */
+  readonly tokens: number;
+}
+
+/** The provider-neutral request produced by `renderPrompt`. */
+export interface RenderedPrompt {
+  readonly threadId: string;
+  readonly messages: ReadonlyArray<RenderedMessage>;
+  /** Total tokens: the sum of message tokens plus the request overhead. */
+  readonly tokenCount: number;
+  readonly planVersion: number;
+  /** Number of log messages the render saw (the log's length). */
+  readonly logSeq: number;
+  /** sha256 over the render format version and the canonical JSON of the messages (roles, parts, provenance). */
+  readonly hash: string;
+  /** Id of the message counter used for `tokens`. */
+  readonly counterId: string;
+  /** Leading tokens identical to the previous render given in options (0 when none was given). */
+  readonly unchangedLeadingTokens: number;
+  /** Index of the last message of the stable prefix (system + summaries), -1 when there is none. */
+  readonly stablePrefixEnd: number;
+}
