@@ -41,7 +41,12 @@ export class LedgerError extends Error {
   readonly code: LedgerErrorCode;
   readonly where: ErrorLocation;
 
-  constructor(code: LedgerErrorCode, problem: string, where: ErrorLocation = {}, options?: { cause?: unknown }) {
+  constructor(
+    code: LedgerErrorCode,
+    problem: string,
+    where: ErrorLocation = {},
+    options?: { cause?: unknown },
+  ) {
     const location = describeLocation(where);
     super(location ? `${problem} (at ${location})` : problem, options);
     this.name = new.target.name;

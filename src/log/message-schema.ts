@@ -49,7 +49,7 @@ export const metaSchema = z
     pinned: z.boolean().optional(),
     createdAt: z.string().optional(),
   })
-  .catchall(z.unknown());
+  .catchall(z.json());
 
 /** zod schema of a message given to `ThreadLog.append`. */
 export const messageInputSchema = z
@@ -62,9 +62,15 @@ export const messageInputSchema = z
   .strict();
 
 /** Converts a zod issue path to the dotted form used in error messages, e.g. `parts[1].callId`. */
-export function formatIssuePath(path: ReadonlyArray<PropertyKey>): string {
+export function formatIssuePath(
+  path: ReadonlyArray<PropertyKey>,
+  issue?: { code?: string; keys?: ReadonlyArray<string> },
+): string {
   let out = "";
-  for (const key of path) {
+  // An unrecognized key is reported at its own path, not at the object holding it.
+  const full =
+    issue?.code === "unrecognized_keys" && issue.keys?.[0] !== undefined ? [...path, issue.keys[0]] : path;
+  for (const key of full) {
     if (typeof key === "number") out += `[${key}]`;
     else out += out === "" ? String(key) : `.${String(key)}`;
   }

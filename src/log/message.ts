@@ -98,7 +98,9 @@ export function toolCallsOf(message: { readonly parts: ReadonlyArray<Part> }): R
 }
 
 /** The tool results of a message, in order. */
-export function toolResultsOf(message: { readonly parts: ReadonlyArray<Part> }): ReadonlyArray<ToolResultPart> {
+export function toolResultsOf(message: {
+  readonly parts: ReadonlyArray<Part>;
+}): ReadonlyArray<ToolResultPart> {
   return message.parts.filter((p): p is ToolResultPart => p.type === "tool_result");
 }
 

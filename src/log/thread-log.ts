@@ -1,7 +1,7 @@
 import { freeze } from "immer";
 import { ValidationError } from "../errors/ledger-error.js";
 import { canonicalJson, sha256Hex } from "./canonical-json.js";
-import { computeGroups, type Group } from "./groups.js";
+import { extendGroups, type Group, type GroupsSnapshot } from "./groups.js";
 import type { Message, MessageInput, MessageMeta, Part } from "./message.js";
 import { formatIssuePath, messageInputSchema } from "./message-schema.js";
 import { computeTurns, type Turn } from "./turns.js";
@@ -25,12 +25,16 @@ interface SharedStore {
   readonly answers: Map<number, ReadonlyArray<number>>;
   /** For each assistant message seq with calls: the seqs of the tool messages answering them. */
   readonly answeredBy: Map<number, ReadonlyArray<number>>;
+  /** The groups computed most recently along this history, so the next value can extend instead of recompute. */
+  groupsSnapshot?: GroupsSnapshot;
 }
 
 function branchStore(store: SharedStore, length: number): SharedStore {
   const messages = store.messages.slice(0, length);
   const seqById = new Map<string, number>();
-  messages.forEach((m, i) => seqById.set(m.id, i));
+  messages.forEach((m, i) => {
+    seqById.set(m.id, i);
+  });
   const answers = new Map([...store.answers].filter(([seq]) => seq < length));
   const answeredBy = new Map<number, ReadonlyArray<number>>();
   for (const [seq, results] of store.answeredBy) {
@@ -72,9 +76,15 @@ export class ThreadLog {
   readonly #store: SharedStore;
   #messages: ReadonlyArray<Message> | undefined;
   #groups: ReadonlyArray<Group> | undefined;
+  #groupSnap: GroupsSnapshot | undefined;
   #turns: ReadonlyArray<Turn> | undefined;
 
-  private constructor(threadId: string, store: SharedStore, length: number, pending: ReadonlyMap<string, CallRef>) {
+  private constructor(
+    threadId: string,
+    store: SharedStore,
+    length: number,
+    pending: ReadonlyMap<string, CallRef>,
+  ) {
     this.threadId = threadId;
     this.#store = store;
     this.length = length;
@@ -138,8 +148,35 @@ export class ThreadLog {
 
   /** Atomic groups (system, user, assistant_text, tool_call with its results); computed once per value. */
   get groups(): ReadonlyArray<Group> {
-    this.#groups ??= computeGroups(this);
-    return this.#groups;
+    return this.#groupsSnapshot().groups;
+  }
+
+  /** The index in `groups` of the group holding a seq. */
+  groupIndexOf(seq: number): number {
+    const snapshot = this.#groupsSnapshot();
+    return seq >= 0 && seq < this.length ? snapshot.indexBySeq[seq]! : -1;
+  }
+
+  #groupsSnapshot(): GroupsSnapshot {
+    if (this.#groups !== undefined) return this.#groupSnap!;
+    const previous = this.#store.groupsSnapshot;
+    // Extend the latest snapshot of this history when it is a prefix of this value; otherwise start over.
+    const base = previous !== undefined && previous.length <= this.length ? previous : undefined;
+    const snapshot = extendGroups(this, base);
+    this.#groupSnap = snapshot;
+    this.#groups = snapshot.groups;
+    if (previous === undefined || previous.length < this.length) this.#store.groupsSnapshot = snapshot;
+    return snapshot;
+  }
+
+  /**
+   * True when this log is `other` followed by zero or more appended messages (same thread, same history).
+   * Message objects are created once and only shared with logs that contain their whole prefix, so comparing
+   * the last message of `other` by identity suffices.
+   */
+  extends(other: ThreadLog): boolean {
+    if (other.threadId !== this.threadId || other.length > this.length) return false;
+    return other.length === 0 || this.at(other.length - 1) === other.at(other.length - 1);
   }
 
   /** Turns: each starts at a user message; messages before the first user message form turn 0. */
@@ -152,7 +189,8 @@ export class ThreadLog {
   append(inputs: ReadonlyArray<MessageInput>): ThreadLog {
     if (inputs.length === 0) return this;
     const prepared = this.#validateBatch(inputs);
-    const store = this.#store.messages.length === this.length ? this.#store : branchStore(this.#store, this.length);
+    const store =
+      this.#store.messages.length === this.length ? this.#store : branchStore(this.#store, this.length);
     for (const entry of prepared.entries) {
       store.messages.push(entry.message);
       store.seqById.set(entry.message.id, entry.message.seq);
@@ -172,6 +210,12 @@ export class ThreadLog {
   } {
     const pending = new Map(this.pendingCalls);
     const batchIds = new Set<string>();
+    // Ids the caller supplies anywhere in the batch are reserved first, so a generated id never takes one.
+    const supplied = new Set<string>();
+    for (const raw of inputs) {
+      const id = (raw as { id?: unknown } | null)?.id;
+      if (typeof id === "string") supplied.add(id);
+    }
     const entries: { message: Message; answers: ReadonlyArray<number> }[] = [];
     inputs.forEach((raw, index) => {
       const seq = this.length + index;
@@ -181,17 +225,23 @@ export class ThreadLog {
         const issue = parsed.error.issues[0]!;
         throw new ValidationError(`invalid message: ${issue.message}`, {
           ...where,
-          field: formatIssuePath(issue.path) || "(message)",
+          field:
+            formatIssuePath(issue.path, issue as { code?: string; keys?: ReadonlyArray<string> }) ||
+            "(message)",
         });
       }
       const input = parsed.data as MessageInput;
-      const id = input.id ?? this.#generateId(seq, batchIds);
+      const parts = input.parts.map(clonePart);
+      const id = input.id ?? this.#generateId(seq, batchIds, supplied);
       if (this.byId(id) !== undefined || batchIds.has(id)) {
-        throw new ValidationError(`duplicate message id ${JSON.stringify(id)}: ids must be unique in a thread`, {
-          ...where,
-          messageId: id,
-          field: "id",
-        });
+        throw new ValidationError(
+          `duplicate message id ${JSON.stringify(id)}: ids must be unique in a thread`,
+          {
+            ...where,
+            messageId: id,
+            field: "id",
+          },
+        );
       }
       batchIds.add(id);
       const answers = this.#checkParts(input, seq, pending, { ...where, messageId: id });
@@ -200,9 +250,9 @@ export class ThreadLog {
           id,
           seq,
           role: input.role,
-          parts: input.parts.map(clonePart),
+          parts,
           meta: cloneMeta(input.meta),
-          hash: hashMessageContent(input.role, input.parts),
+          hash: hashMessageContent(input.role, parts),
         },
         true,
       );
@@ -248,14 +298,18 @@ export class ThreadLog {
       }
     });
     if (input.role === "tool" && input.parts.length === 0) {
-      throw new ValidationError("a tool message needs at least one tool_result part", { ...where, field: "parts" });
+      throw new ValidationError("a tool message needs at least one tool_result part", {
+        ...where,
+        field: "parts",
+      });
     }
     return [...answers].sort((a, b) => a - b);
   }
 
-  #generateId(seq: number, batchIds: ReadonlySet<string>): string {
+  #generateId(seq: number, batchIds: ReadonlySet<string>, supplied: ReadonlySet<string>): string {
     let id = `msg-${seq}`;
-    for (let n = 1; this.byId(id) !== undefined || batchIds.has(id); n++) id = `msg-${seq}-${n}`;
+    for (let n = 1; this.byId(id) !== undefined || batchIds.has(id) || supplied.has(id); n++)
+      id = `msg-${seq}-${n}`;
     return id;
   }
 }
@@ -266,10 +320,14 @@ function idOf(raw: unknown): { messageId?: string } {
 }
 
 function clonePart(part: Part): Part {
-  return { ...part };
+  // Drop keys explicitly set to undefined so a stored message survives a JSON round trip unchanged.
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(part)) if (value !== undefined) copy[key] = value;
+  return copy as unknown as Part;
 }
 
 function cloneMeta(meta: MessageMeta | undefined): MessageMeta {
-  // A structured clone detaches the log from the caller's objects, so later caller edits cannot leak in.
-  return meta === undefined ? {} : (structuredClone(meta) as MessageMeta);
+  // A JSON copy detaches the log from the caller's objects (later caller edits cannot leak in); the schema has
+  // already checked that every value is JSON.
+  return meta === undefined ? {} : (JSON.parse(JSON.stringify(meta)) as MessageMeta);
 }

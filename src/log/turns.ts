@@ -9,7 +9,10 @@ export interface Turn {
 }
 
 /** Computes the turns of a log. */
-export function computeTurns(log: { readonly length: number; at(seq: number): Message | undefined }): ReadonlyArray<Turn> {
+export function computeTurns(log: {
+  readonly length: number;
+  at(seq: number): Message | undefined;
+}): ReadonlyArray<Turn> {
   const starts: number[] = [];
   for (let seq = 0; seq < log.length; seq++) {
     if (log.at(seq)!.role === "user") starts.push(seq);

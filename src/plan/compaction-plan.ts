@@ -117,11 +117,38 @@ export function createPlan(plan: CompactionPlan): CompactionPlan {
   return freeze(structuredClone(plan) as CompactionPlan, true);
 }
 
-/** The next version of a plan: same thread, version + 1, the given actions and log length. */
+const parents = new WeakMap<CompactionPlan, CompactionPlan>();
+
+/**
+ * The next version of a plan: same thread, version + 1, the given actions and log length. When the new actions
+ * start with the previous plan's actions (the same objects), the previous plan is remembered as the parent so
+ * resolution and validation can extend its results instead of starting over.
+ */
 export function nextPlan(
   previous: CompactionPlan,
   actions: ReadonlyArray<PlanAction>,
   basedOnSeq: number,
 ): CompactionPlan {
-  return freeze({ threadId: previous.threadId, version: previous.version + 1, basedOnSeq, actions }, true);
+  const plan = freeze(
+    { threadId: previous.threadId, version: previous.version + 1, basedOnSeq, actions },
+    true,
+  );
+  if (basedOnSeq >= previous.basedOnSeq && previous.actions.every((a, i) => actions[i] === a)) {
+    parents.set(plan, previous);
+  }
+  return plan;
+}
+
+/** A plan whose actions are the previous plan's followed by `added`. */
+export function extendPlan(
+  previous: CompactionPlan,
+  added: ReadonlyArray<PlanAction>,
+  basedOnSeq: number,
+): CompactionPlan {
+  return nextPlan(previous, [...previous.actions, ...added], basedOnSeq);
+}
+
+/** The plan this one extends (same leading actions), when it was made by `nextPlan`/`extendPlan`. */
+export function parentOf(plan: CompactionPlan): CompactionPlan | undefined {
+  return parents.get(plan);
 }

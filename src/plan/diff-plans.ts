@@ -52,7 +52,11 @@ function sameState(a: Decision | undefined, b: Decision | undefined): boolean {
  * Lists, per message, what changed between plans `a` and `b`: the action kind and the strategy and reason behind
  * each side. `order` (e.g. `id => log.seqOf(id)`) sorts the changes by log position.
  */
-export function diffPlans(a: CompactionPlan, b: CompactionPlan, order?: (messageId: string) => number | undefined): PlanDiff {
+export function diffPlans(
+  a: CompactionPlan,
+  b: CompactionPlan,
+  order?: (messageId: string) => number | undefined,
+): PlanDiff {
   const ra = resolvePlan(a);
   const rb = resolvePlan(b);
   const ids = new Set([...ra.decisions.keys(), ...rb.decisions.keys()]);
@@ -64,7 +68,10 @@ export function diffPlans(a: CompactionPlan, b: CompactionPlan, order?: (message
     changes.push({ messageId, from: stateOf(da), to: stateOf(db) });
   }
   if (order !== undefined) {
-    changes.sort((x, y) => (order(x.messageId) ?? Number.MAX_SAFE_INTEGER) - (order(y.messageId) ?? Number.MAX_SAFE_INTEGER));
+    changes.sort(
+      (x, y) =>
+        (order(x.messageId) ?? Number.MAX_SAFE_INTEGER) - (order(y.messageId) ?? Number.MAX_SAFE_INTEGER),
+    );
   }
   return { threadId: b.threadId, fromVersion: a.version, toVersion: b.version, changes };
 }
@@ -79,7 +86,8 @@ export function formatPlanDiff(diff: PlanDiff): string {
   if (diff.changes.length === 0) return `${head}\n  (no changes)`;
   const width = Math.max(...diff.changes.map((c) => c.messageId.length));
   const lines = diff.changes.map(
-    (c) => `  ${c.messageId.padEnd(width)}  ${c.from.kind} → ${c.to.kind}   was: ${describe(c.from)}; now: ${describe(c.to)}`,
+    (c) =>
+      `  ${c.messageId.padEnd(width)}  ${c.from.kind} → ${c.to.kind}   was: ${describe(c.from)}; now: ${describe(c.to)}`,
   );
   return [head, ...lines].join("\n");
 }

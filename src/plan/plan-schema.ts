@@ -114,7 +114,8 @@ export function parsePlan(input: unknown): CompactionPlan {
     const threadId = (value as { threadId?: unknown } | null)?.threadId;
     throw new ValidationError(`invalid plan: ${issue.message}`, {
       ...(typeof threadId === "string" ? { threadId } : {}),
-      field: formatIssuePath(issue.path) || "(plan)",
+      field:
+        formatIssuePath(issue.path, issue as { code?: string; keys?: ReadonlyArray<string> }) || "(plan)",
     });
   }
   return createPlan(parsed.data as CompactionPlan);

@@ -1,8 +1,8 @@
 import { PlanValidationError } from "../errors/ledger-error.js";
 import type { Group } from "../log/groups.js";
 import type { ThreadLog } from "../log/thread-log.js";
-import type { ActionKind, CompactionPlan } from "./compaction-plan.js";
-import { type ResolvedPlan, resolvePlan } from "./resolve-plan.js";
+import { type ActionKind, type CompactionPlan, parentOf } from "./compaction-plan.js";
+import { resolveForLog, type SeqResolution } from "./resolve-for-log.js";
 
 /** One reason a plan cannot be applied to a log, as data. */
 export interface PlanProblem {
@@ -29,12 +29,54 @@ const keepsMessage: Record<ActionKind, boolean> = {
   drop: false,
 };
 
+// Plans known valid for a log. Appending to a log never invalidates a valid plan (new messages are included by
+// default, and a new result only joins a pending group, whose messages a valid plan leaves included), so a plan
+// valid for a log is valid for every log that extends it.
+const validFor = new WeakMap<CompactionPlan, ThreadLog>();
+
+function knownValid(plan: CompactionPlan, log: ThreadLog): boolean {
+  const checked = validFor.get(plan);
+  return checked !== undefined && log.extends(checked);
+}
+
 /**
  * Checks a plan against a log and returns every problem found (empty when valid): unknown ids, ids at or after
  * `basedOnSeq`, records that do not match their action, spans that would separate a tool call from its result,
- * and any action other than include on a pending (unanswered) call.
+ * and any action other than include on a pending (unanswered) call. A plan extending a parent already found valid
+ * only has its new actions and the groups they touch checked.
  */
 export function validatePlan(plan: CompactionPlan, log: ThreadLog): ReadonlyArray<PlanProblem> {
+  if (knownValid(plan, log)) return [];
+  const parent = parentOf(plan);
+  const problems =
+    parent !== undefined &&
+    plan.threadId === log.threadId &&
+    plan.basedOnSeq <= log.length &&
+    knownValid(parent, log)
+      ? validateAdded(plan, parent.actions.length, log)
+      : validateWhole(plan, log);
+  if (problems.length === 0) validFor.set(plan, log);
+  return problems;
+}
+
+function validateAdded(plan: CompactionPlan, from: number, log: ThreadLog): ReadonlyArray<PlanProblem> {
+  const problems: PlanProblem[] = [];
+  checkSpans(plan, log, problems, from);
+  if (problems.length > 0) return problems;
+  const touched = new Set<number>();
+  for (const action of plan.actions.slice(from)) {
+    for (const id of action.span) touched.add(log.groupIndexOf(log.seqOf(id)!));
+  }
+  const groups = log.groups;
+  checkGroups(
+    [...touched].map((g) => groups[g]!),
+    resolveForLog(plan, log),
+    problems,
+  );
+  return problems;
+}
+
+function validateWhole(plan: CompactionPlan, log: ThreadLog): ReadonlyArray<PlanProblem> {
   const problems: PlanProblem[] = [];
   if (plan.threadId !== log.threadId) {
     problems.push({
@@ -49,8 +91,8 @@ export function validatePlan(plan: CompactionPlan, log: ThreadLog): ReadonlyArra
       message: `plan is based on seq ${plan.basedOnSeq} but the log has only ${log.length} messages`,
     });
   }
-  checkSpans(plan, log, problems);
-  if (problems.length === 0) checkGroups(resolvePlan(plan), log, problems);
+  checkSpans(plan, log, problems, 0);
+  if (problems.length === 0) checkGroups(log.groups, resolveForLog(plan, log), problems);
   return problems;
 }
 
@@ -65,8 +107,9 @@ export function assertPlanValid(plan: CompactionPlan, log: ThreadLog): void {
   }
 }
 
-function checkSpans(plan: CompactionPlan, log: ThreadLog, problems: PlanProblem[]): void {
+function checkSpans(plan: CompactionPlan, log: ThreadLog, problems: PlanProblem[], from: number): void {
   plan.actions.forEach((action, actionIndex) => {
+    if (actionIndex < from) return;
     const where = `action ${actionIndex} (${action.kind} by ${action.strategy})`;
     if (action.record.kind !== action.kind) {
       problems.push({
@@ -78,12 +121,22 @@ function checkSpans(plan: CompactionPlan, log: ThreadLog, problems: PlanProblem[
     const seen = new Set<string>();
     for (const id of action.span) {
       if (seen.has(id)) {
-        problems.push({ code: "duplicate_in_span", actionIndex, messageId: id, message: `${where} names ${id} twice` });
+        problems.push({
+          code: "duplicate_in_span",
+          actionIndex,
+          messageId: id,
+          message: `${where} names ${id} twice`,
+        });
       }
       seen.add(id);
       const seq = log.seqOf(id);
       if (seq === undefined) {
-        problems.push({ code: "unknown_id", actionIndex, messageId: id, message: `${where} names unknown message ${id}` });
+        problems.push({
+          code: "unknown_id",
+          actionIndex,
+          messageId: id,
+          message: `${where} names unknown message ${id}`,
+        });
       } else if (seq >= plan.basedOnSeq) {
         problems.push({
           code: "future_id",
@@ -96,10 +149,9 @@ function checkSpans(plan: CompactionPlan, log: ThreadLog, problems: PlanProblem[
   });
 }
 
-function checkGroups(resolved: ResolvedPlan, log: ThreadLog, problems: PlanProblem[]): void {
-  const groups: ReadonlyArray<Group> = log.groups;
+function checkGroups(groups: ReadonlyArray<Group>, resolved: SeqResolution, problems: PlanProblem[]): void {
   for (const group of groups) {
-    const kinds = group.messageIds.map((id) => resolved.decisions.get(id)?.kind ?? "include");
+    const kinds = group.seqs.map((seq) => resolved.bySeq[seq]?.kind ?? "include");
     if (group.pending) {
       const touched = group.messageIds.find((_, i) => kinds[i] !== "include");
       if (touched !== undefined) {

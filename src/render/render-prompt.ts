@@ -1,7 +1,8 @@
 import type { Message, Part, ToolCallPart } from "../log/message.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
-import { type ResolvedPlan, resolvePlan } from "../plan/resolve-plan.js";
+import { resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
+import type { Decision } from "../plan/resolve-plan.js";
 import { assertPlanValid } from "../plan/validate-plan.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
 import { clearMessage, pendingResultText, pointerText, summaryText } from "./placeholders.js";
@@ -56,8 +57,14 @@ const memoByCounter = new WeakMap<MessageCounter, WeakMap<Message, MemoEntry>>()
  */
 export function renderPrompt(log: ThreadLog, plan: CompactionPlan, options: RenderOptions): RenderedPrompt {
   if (options.validatePlan !== false) assertPlanValid(plan, log);
-  const ctx = new RenderContext(log, resolvePlan(plan), options);
-  for (let seq = 0; seq < log.length; seq++) ctx.visit(log.at(seq)!);
+  const resolved = resolveForLog(plan, log);
+  const ctx = new RenderContext(log, resolved, options);
+  const bySeq = resolved.bySeq;
+  for (let seq = 0; seq < log.length; seq++) {
+    const decision = bySeq[seq];
+    // Long dropped prefixes are the common case after compaction: skip them before any other lookup.
+    if (decision?.kind !== "drop") ctx.visit(log.at(seq)!, decision);
+  }
   ctx.appendTail();
   return finishPrompt(log, plan, ctx.out, options);
 }
@@ -71,7 +78,7 @@ class RenderContext {
 
   constructor(
     readonly log: ThreadLog,
-    readonly resolved: ResolvedPlan,
+    readonly resolved: SeqResolution,
     readonly options: RenderOptions,
   ) {
     let memo = memoByCounter.get(options.counter);
@@ -83,11 +90,9 @@ class RenderContext {
     this.#pendingSeqs = new Set([...log.pendingCalls.values()].map((c) => c.seq));
   }
 
-  visit(message: Message): void {
-    if (this.#placed.has(message.seq)) return;
-    const decision = this.resolved.decisions.get(message.id);
+  visit(message: Message, decision: Decision | undefined): void {
+    if (message.role === "tool" && this.#placed.has(message.seq)) return;
     const kind = decision?.kind ?? "include";
-    if (kind === "drop") return;
     if (kind === "summarize" || kind === "externalize") {
       this.#emitSynthetic(decision!.actionIndex);
       return;
@@ -117,12 +122,22 @@ class RenderContext {
     if (this.#emittedSpans.has(actionIndex)) return;
     this.#emittedSpans.add(actionIndex);
     const action = this.resolved.plan.actions[actionIndex]!;
-    const won = action.span.filter((id) => this.resolved.decisions.get(id)?.actionIndex === actionIndex);
+    const won = action.span.filter((id) => this.#decisionOf(id)?.actionIndex === actionIndex);
     const sourceIds = [...new Set(won)].sort((a, b) => this.log.seqOf(a)! - this.log.seqOf(b)!);
     if (action.kind === "summarize") {
-      this.#push("assistant", [{ type: "text", text: summaryText(action.record, sourceIds.length) }], "summary", sourceIds);
+      this.#push(
+        "assistant",
+        [{ type: "text", text: summaryText(action.record, sourceIds.length) }],
+        "summary",
+        sourceIds,
+      );
     } else if (action.kind === "externalize") {
-      this.#push("assistant", [{ type: "text", text: pointerText(action.record, sourceIds.length) }], "pointer", sourceIds);
+      this.#push(
+        "assistant",
+        [{ type: "text", text: pointerText(action.record, sourceIds.length) }],
+        "pointer",
+        sourceIds,
+      );
     }
   }
 
@@ -138,28 +153,41 @@ class RenderContext {
     let body = parts ?? message.parts;
     let kind: "original" | "cleared" = "original";
     if (action?.kind === "clear") {
-      body = clearMessage({ ...message, parts: body }, action.record, (callId) => this.#toolNameOf(message, callId));
+      body = clearMessage({ ...message, parts: body }, action.record, (callId) =>
+        this.#toolNameOf(message, callId),
+      );
       kind = "cleared";
     }
     if (pending && this.options.pendingCalls === "hold") {
-      body = body.filter((p) => p.type !== "tool_call" || !this.log.pendingCalls.has(p.callId) || !this.#isPendingHere(message, p));
+      body = body.filter(
+        (p) =>
+          p.type !== "tool_call" || !this.log.pendingCalls.has(p.callId) || !this.#isPendingHere(message, p),
+      );
       if (body.length === 0) return;
     }
     const hash = kind === "original" && body === message.parts ? message.hash : undefined;
-    const rendered = makeRendered(message.role, body, { kind, sourceIds: [message.id], synthetic: false }, this.options.counter, hash);
+    const rendered = makeRendered(
+      message.role,
+      body,
+      { kind, sourceIds: [message.id], synthetic: false },
+      this.options.counter,
+      hash,
+    );
     if (parts === undefined && !pending) this.#memo.set(message, { action, rendered });
     this.out.push(rendered);
   }
 
   #emitResultsOf(call: Message): void {
-    const callIds = new Set(call.parts.filter((p): p is ToolCallPart => p.type === "tool_call").map((p) => p.callId));
+    const callIds = new Set(
+      call.parts.filter((p): p is ToolCallPart => p.type === "tool_call").map((p) => p.callId),
+    );
     for (const resultSeq of this.log.resultsOf(call.seq)) {
       const result = this.log.at(resultSeq)!;
       const answersOnlyThis = this.log.answersOf(resultSeq).length === 1;
       const parts = answersOnlyThis
         ? undefined
         : result.parts.filter((p) => p.type === "tool_result" && callIds.has(p.callId));
-      this.#emitMessage(result, this.resolved.decisions.get(result.id)?.action, parts);
+      this.#emitMessage(result, this.resolved.bySeq[resultSeq]?.action, parts);
       if (answersOnlyThis || this.#allPartsPlaced(resultSeq, call.seq)) this.#placed.add(resultSeq);
     }
     if (this.options.pendingCalls !== "hold") this.#emitPendingStubs(call);
@@ -181,6 +209,11 @@ class RenderContext {
     if (stubs.length > 0) this.#push("tool", stubs, "pending_stub", []);
   }
 
+  #decisionOf(id: string): Decision | undefined {
+    const seq = this.log.seqOf(id);
+    return seq === undefined ? undefined : this.resolved.bySeq[seq];
+  }
+
   #isPendingHere(message: Message, part: ToolCallPart): boolean {
     return this.log.pendingCalls.get(part.callId)?.seq === message.seq;
   }
@@ -195,7 +228,12 @@ class RenderContext {
     return String(message.meta.toolName ?? "tool");
   }
 
-  #push(role: Message["role"], parts: ReadonlyArray<Part>, kind: RenderedMessage["provenance"]["kind"], sourceIds: ReadonlyArray<string>): void {
+  #push(
+    role: Message["role"],
+    parts: ReadonlyArray<Part>,
+    kind: RenderedMessage["provenance"]["kind"],
+    sourceIds: ReadonlyArray<string>,
+  ): void {
     this.out.push(makeRendered(role, parts, { kind, sourceIds, synthetic: true }, this.options.counter));
   }
 }
