@@ -1,6 +1,6 @@
-import { freeze } from "immer";
 import { ValidationError } from "../errors/ledger-error.js";
 import { canonicalJson, sha256Hex } from "./canonical-json.js";
+import { deepFreeze } from "./deep-freeze.js";
 import { extendGroups, type Group, type GroupsSnapshot } from "./groups.js";
 import type { Message, MessageInput, MessageMeta, Part } from "./message.js";
 import { formatIssuePath, messageInputSchema } from "./message-schema.js";
@@ -126,8 +126,13 @@ export class ThreadLog {
     return seq !== undefined && seq < this.length ? this.#store.messages[seq] : undefined;
   }
 
-  /** The seq of a message id, or undefined. */
-  seqOf(id: string): number | undefined {
+  /**
+   * The seq of a message id, or undefined. `hint` is where the caller expects it (e.g. one past the previous id
+   * of a span in log order); a correct hint answers without hashing the id.
+   */
+  seqOf(id: string, hint?: number): number | undefined {
+    if (hint !== undefined && hint >= 0 && hint < this.length && this.#store.messages[hint]!.id === id)
+      return hint;
     const seq = this.#store.seqById.get(id);
     return seq !== undefined && seq < this.length ? seq : undefined;
   }
@@ -245,17 +250,14 @@ export class ThreadLog {
       }
       batchIds.add(id);
       const answers = this.#checkParts(input, seq, pending, { ...where, messageId: id });
-      const message: Message = freeze(
-        {
-          id,
-          seq,
-          role: input.role,
-          parts,
-          meta: cloneMeta(input.meta),
-          hash: hashMessageContent(input.role, parts),
-        },
-        true,
-      );
+      const message: Message = deepFreeze({
+        id,
+        seq,
+        role: input.role,
+        parts,
+        meta: cloneMeta(input.meta),
+        hash: hashMessageContent(input.role, parts),
+      });
       entries.push({ message, answers });
     });
     return { entries, pending };

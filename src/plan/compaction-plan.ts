@@ -1,4 +1,4 @@
-import { freeze } from "immer";
+import { deepFreeze } from "../log/deep-freeze.js";
 
 /** What a plan does with the messages of a span. */
 export type ActionKind = "include" | "clear" | "summarize" | "externalize" | "drop";
@@ -109,12 +109,12 @@ export interface CompactionPlan {
 
 /** The empty plan (version 0): every message is included. */
 export function emptyPlan(threadId: string): CompactionPlan {
-  return freeze({ threadId, version: 0, basedOnSeq: 0, actions: [] }, true);
+  return deepFreeze({ threadId, version: 0, basedOnSeq: 0, actions: [] });
 }
 
 /** Builds a frozen plan value. */
 export function createPlan(plan: CompactionPlan): CompactionPlan {
-  return freeze(structuredClone(plan) as CompactionPlan, true);
+  return deepFreeze(structuredClone(plan) as CompactionPlan);
 }
 
 const parents = new WeakMap<CompactionPlan, CompactionPlan>();
@@ -129,10 +129,12 @@ export function nextPlan(
   actions: ReadonlyArray<PlanAction>,
   basedOnSeq: number,
 ): CompactionPlan {
-  const plan = freeze(
-    { threadId: previous.threadId, version: previous.version + 1, basedOnSeq, actions },
-    true,
-  );
+  const plan = deepFreeze({
+    threadId: previous.threadId,
+    version: previous.version + 1,
+    basedOnSeq,
+    actions,
+  });
   if (basedOnSeq >= previous.basedOnSeq && previous.actions.every((a, i) => actions[i] === a)) {
     parents.set(plan, previous);
   }

@@ -77,17 +77,36 @@ export function diffPlans(
 }
 
 function describe(state: MessageState): string {
-  return state.strategy === undefined ? state.kind : `${state.kind} (${state.strategy}: ${state.reason})`;
+  return state.strategy === undefined ? "default" : `${state.strategy}: ${state.reason}`;
 }
 
-/** A readable, line-per-message rendering of a plan diff for audits. */
+function sameChange(a: MessageChange, b: MessageChange): boolean {
+  return JSON.stringify([a.from, a.to]) === JSON.stringify([b.from, b.to]);
+}
+
+/**
+ * A readable rendering of a plan diff for audits: one line per run of consecutive messages that changed the same
+ * way, with the action before and after and the strategy and reason behind each side.
+ */
 export function formatPlanDiff(diff: PlanDiff): string {
   const head = `plan diff for thread ${diff.threadId}: v${diff.fromVersion} → v${diff.toVersion}, ${diff.changes.length} message(s) changed`;
   if (diff.changes.length === 0) return `${head}\n  (no changes)`;
-  const width = Math.max(...diff.changes.map((c) => c.messageId.length));
-  const lines = diff.changes.map(
-    (c) =>
-      `  ${c.messageId.padEnd(width)}  ${c.from.kind} → ${c.to.kind}   was: ${describe(c.from)}; now: ${describe(c.to)}`,
+  const runs: MessageChange[][] = [];
+  for (const change of diff.changes) {
+    const run = runs[runs.length - 1];
+    if (run !== undefined && sameChange(run[0]!, change)) run.push(change);
+    else runs.push([change]);
+  }
+  const labels = runs.map((run) =>
+    run.length === 1
+      ? run[0]!.messageId
+      : `${run[0]!.messageId} … ${run[run.length - 1]!.messageId} (${run.length})`,
   );
+  const width = Math.max(...labels.map((l) => l.length));
+  const lines = runs.map((run, i) => {
+    const { from, to } = run[0]!;
+    const arrow = `${from.kind} → ${to.kind}`.padEnd(24);
+    return `  ${labels[i]!.padEnd(width)}  ${arrow} now: ${describe(to)}${from.strategy === undefined ? "" : `; was: ${describe(from)}`}`;
+  });
   return [head, ...lines].join("\n");
 }

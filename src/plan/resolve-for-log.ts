@@ -2,13 +2,21 @@ import type { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, PRECEDENCE, parentOf } from "./compaction-plan.js";
 import type { Decision } from "./resolve-plan.js";
 
-/** A plan resolved against a log: the governing decision per seq (undefined = included by default). */
+/** A plan resolved against a log: which action governs each seq (-1 = included by default). */
 export interface SeqResolution {
   readonly plan: CompactionPlan;
-  /** Decisions for seqs below `plan.basedOnSeq`; later messages are never mentioned and so included. */
-  readonly bySeq: ReadonlyArray<Decision | undefined>;
+  /** Winning action index per seq, for seqs below `min(plan.basedOnSeq, log.length)`; later seqs are included. */
+  readonly actionAt: Int32Array;
+  /** One decision per action index (shared by every message the action governs). */
+  readonly decisions: ReadonlyArray<Decision>;
   /** Ids no message of the log has (validation reports them). */
   readonly unknownIds: ReadonlyArray<string>;
+}
+
+/** The decision governing a seq, or undefined when the message is included by default. */
+export function decisionAt(resolution: SeqResolution, seq: number): Decision | undefined {
+  const index = seq < resolution.actionAt.length ? resolution.actionAt[seq]! : -1;
+  return index < 0 ? undefined : resolution.decisions[index];
 }
 
 interface Memo {
@@ -26,38 +34,44 @@ function samePrefix(a: ThreadLog, b: ThreadLog, length: number): boolean {
 
 function reusable(plan: CompactionPlan, log: ThreadLog): SeqResolution | undefined {
   const hit = memo.get(plan);
-  return hit !== undefined && samePrefix(hit.log, log, plan.basedOnSeq) ? hit.resolution : undefined;
+  return hit !== undefined && samePrefix(hit.log, log, Math.min(plan.basedOnSeq, log.length))
+    ? hit.resolution
+    : undefined;
 }
 
 /**
- * Resolves a plan against a log by seq, with the same precedence as `resolvePlan`. A plan made by extending a
- * resolved parent reuses the parent's decisions (one array copy) and only applies its new actions, which keeps
- * the per-turn cost independent of how many messages earlier turns compacted.
+ * Resolves a plan against a log by seq, with the same precedence as `resolvePlan` (higher kind wins, later
+ * action among equals). A plan made by extending a resolved parent copies the parent's table (a memcpy) and only
+ * applies its new actions, which keeps the per-turn cost independent of how much earlier turns compacted.
  */
 export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResolution {
   const cached = reusable(plan, log);
   if (cached !== undefined) return cached;
+  const limit = Math.min(plan.basedOnSeq, log.length);
   const parent = parentOf(plan);
   const base = parent === undefined ? undefined : resolveForLog(parent, log);
-  const bySeq: (Decision | undefined)[] = base === undefined ? [] : base.bySeq.slice();
+  const actionAt = new Int32Array(limit).fill(-1);
+  if (base !== undefined) actionAt.set(base.actionAt.subarray(0, Math.min(limit, base.actionAt.length)));
+  const decisions: Decision[] = base === undefined ? [] : [...base.decisions];
   const unknownIds: string[] = base === undefined ? [] : [...base.unknownIds];
-  const limit = Math.min(plan.basedOnSeq, log.length);
-  if (bySeq.length < limit) bySeq.length = limit;
-  const from = parent === undefined ? 0 : parent.actions.length;
-  for (let actionIndex = from; actionIndex < plan.actions.length; actionIndex++) {
+  for (let actionIndex = decisions.length; actionIndex < plan.actions.length; actionIndex++) {
     const action = plan.actions[actionIndex]!;
-    const decision: Decision = { kind: action.kind, actionIndex, action };
+    decisions.push({ kind: action.kind, actionIndex, action });
+    const rank = PRECEDENCE[action.kind];
+    let hint = -1;
     for (const id of action.span) {
-      const seq = log.seqOf(id);
-      if (seq === undefined || seq >= limit) {
-        if (seq === undefined) unknownIds.push(id);
+      const seq = log.seqOf(id, hint + 1);
+      if (seq === undefined) {
+        unknownIds.push(id);
         continue;
       }
-      const current = bySeq[seq];
-      if (current === undefined || PRECEDENCE[action.kind] >= PRECEDENCE[current.kind]) bySeq[seq] = decision;
+      hint = seq;
+      if (seq >= limit) continue;
+      const current = actionAt[seq]!;
+      if (current < 0 || rank >= PRECEDENCE[decisions[current]!.kind]) actionAt[seq] = actionIndex;
     }
   }
-  const resolution: SeqResolution = { plan, bySeq, unknownIds };
+  const resolution: SeqResolution = { plan, actionAt, decisions, unknownIds };
   memo.set(plan, { log, resolution });
   return resolution;
 }

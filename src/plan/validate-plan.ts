@@ -2,7 +2,7 @@ import { PlanValidationError } from "../errors/ledger-error.js";
 import type { Group } from "../log/groups.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import { type ActionKind, type CompactionPlan, parentOf } from "./compaction-plan.js";
-import { resolveForLog, type SeqResolution } from "./resolve-for-log.js";
+import { decisionAt, resolveForLog, type SeqResolution } from "./resolve-for-log.js";
 
 /** One reason a plan cannot be applied to a log, as data. */
 export interface PlanProblem {
@@ -65,7 +65,11 @@ function validateAdded(plan: CompactionPlan, from: number, log: ThreadLog): Read
   if (problems.length > 0) return problems;
   const touched = new Set<number>();
   for (const action of plan.actions.slice(from)) {
-    for (const id of action.span) touched.add(log.groupIndexOf(log.seqOf(id)!));
+    let hint = -1;
+    for (const id of action.span) {
+      hint = log.seqOf(id, hint + 1)!;
+      touched.add(log.groupIndexOf(hint));
+    }
   }
   const groups = log.groups;
   checkGroups(
@@ -108,6 +112,8 @@ export function assertPlanValid(plan: CompactionPlan, log: ThreadLog): void {
 }
 
 function checkSpans(plan: CompactionPlan, log: ThreadLog, problems: PlanProblem[], from: number): void {
+  // lastSeenBy[seq] = 1 + index of the last action naming seq: finds duplicates without a Set per span.
+  const lastSeenBy = new Int32Array(log.length);
   plan.actions.forEach((action, actionIndex) => {
     if (actionIndex < from) return;
     const where = `action ${actionIndex} (${action.kind} by ${action.strategy})`;
@@ -118,18 +124,9 @@ function checkSpans(plan: CompactionPlan, log: ThreadLog, problems: PlanProblem[
         message: `${where} carries a ${action.record.kind} record; it needs a ${action.kind} record`,
       });
     }
-    const seen = new Set<string>();
+    let hint = -1;
     for (const id of action.span) {
-      if (seen.has(id)) {
-        problems.push({
-          code: "duplicate_in_span",
-          actionIndex,
-          messageId: id,
-          message: `${where} names ${id} twice`,
-        });
-      }
-      seen.add(id);
-      const seq = log.seqOf(id);
+      const seq = log.seqOf(id, hint + 1);
       if (seq === undefined) {
         problems.push({
           code: "unknown_id",
@@ -137,7 +134,19 @@ function checkSpans(plan: CompactionPlan, log: ThreadLog, problems: PlanProblem[
           messageId: id,
           message: `${where} names unknown message ${id}`,
         });
-      } else if (seq >= plan.basedOnSeq) {
+        continue;
+      }
+      if (lastSeenBy[seq] === actionIndex + 1) {
+        problems.push({
+          code: "duplicate_in_span",
+          actionIndex,
+          messageId: id,
+          message: `${where} names ${id} twice`,
+        });
+      }
+      lastSeenBy[seq] = actionIndex + 1;
+      hint = seq;
+      if (seq >= plan.basedOnSeq) {
         problems.push({
           code: "future_id",
           actionIndex,
@@ -150,29 +159,29 @@ function checkSpans(plan: CompactionPlan, log: ThreadLog, problems: PlanProblem[
 }
 
 function checkGroups(groups: ReadonlyArray<Group>, resolved: SeqResolution, problems: PlanProblem[]): void {
+  const kindAt = (seq: number): ActionKind => decisionAt(resolved, seq)?.kind ?? "include";
   for (const group of groups) {
-    const kinds = group.seqs.map((seq) => resolved.bySeq[seq]?.kind ?? "include");
     if (group.pending) {
-      const touched = group.messageIds.find((_, i) => kinds[i] !== "include");
-      if (touched !== undefined) {
+      const touched = group.seqs.findIndex((seq) => kindAt(seq) !== "include");
+      if (touched >= 0) {
+        const id = group.messageIds[touched]!;
         problems.push({
           code: "pending_call_touched",
-          messageId: touched,
-          message: `message ${touched} belongs to a tool call that has no result yet; pending calls are never compacted`,
+          messageId: id,
+          message: `message ${id} belongs to a tool call that has no result yet; pending calls are never compacted`,
         });
       }
       continue;
     }
     if (group.kind !== "tool_call" || group.seqs.length < 2) continue;
-    const kept = kinds.map((k) => keepsMessage[k]);
-    if (kept.some((k) => k) && kept.some((k) => !k)) {
-      const removed = group.messageIds.filter((_, i) => !kept[i]);
-      const stays = group.messageIds.filter((_, i) => kept[i]);
-      problems.push({
-        code: "orphaning_split",
-        messageId: removed[0]!,
-        message: `span removes ${removed.join(", ")} but keeps ${stays.join(", ")} of the same tool-call group; a call and its results must stay or go together`,
-      });
-    }
+    const first = keepsMessage[kindAt(group.seqs[0]!)];
+    if (group.seqs.every((seq) => keepsMessage[kindAt(seq)] === first)) continue;
+    const removed = group.messageIds.filter((_, i) => !keepsMessage[kindAt(group.seqs[i]!)]);
+    const stays = group.messageIds.filter((_, i) => keepsMessage[kindAt(group.seqs[i]!)]);
+    problems.push({
+      code: "orphaning_split",
+      messageId: removed[0]!,
+      message: `span removes ${removed.join(", ")} but keeps ${stays.join(", ")} of the same tool-call group; a call and its results must stay or go together`,
+    });
   }
 }

@@ -1,5 +1,5 @@
-import { freeze } from "immer";
 import { canonicalJson, sha256Hex } from "../log/canonical-json.js";
+import { deepFreeze } from "../log/deep-freeze.js";
 import type { Part, Role } from "../log/message.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import { hashMessageContent } from "../log/thread-log.js";
@@ -8,16 +8,21 @@ import type { MessageCounter } from "../tokens/tokenizer.js";
 import { RENDER_FORMAT_VERSION } from "./placeholders.js";
 import type { Provenance, RenderedMessage, RenderedPrompt } from "./rendered-prompt.js";
 
-const canonicalByMessage = new WeakMap<RenderedMessage, string>();
+const digestByMessage = new WeakMap<RenderedMessage, string>();
 
-/** Canonical JSON of what a rendered message sends and where it came from (tokens excluded); memoized. */
+/** Canonical JSON of what a rendered message sends and where it came from (tokens excluded). */
 export function canonicalRendered(message: RenderedMessage): string {
-  let text = canonicalByMessage.get(message);
-  if (text === undefined) {
-    text = canonicalJson({ role: message.role, parts: message.parts, provenance: message.provenance });
-    canonicalByMessage.set(message, text);
+  return canonicalJson({ role: message.role, parts: message.parts, provenance: message.provenance });
+}
+
+/** sha256 of a rendered message's canonical JSON; memoized, so a message reused across renders is hashed once. */
+export function renderedDigest(message: RenderedMessage): string {
+  let digest = digestByMessage.get(message);
+  if (digest === undefined) {
+    digest = sha256Hex(canonicalRendered(message));
+    digestByMessage.set(message, digest);
   }
-  return text;
+  return digest;
 }
 
 /** Builds a frozen rendered message and counts its tokens (cached by content hash in the counter). */
@@ -29,7 +34,7 @@ export function makeRendered(
   contentHash?: string,
 ): RenderedMessage {
   const tokens = counter.countMessage({ role, parts }, contentHash ?? hashMessageContent(role, parts));
-  return freeze({ role, parts, provenance, tokens }, true);
+  return deepFreeze({ role, parts, provenance, tokens });
 }
 
 /** Leading tokens of `current` that are identical, message for message, to `previous`. */
@@ -42,7 +47,7 @@ export function unchangedLeadingTokens(
   for (let i = 0; i < n; i++) {
     const a = previous[i]!;
     const b = current[i]!;
-    if (a !== b && canonicalRendered(a) !== canonicalRendered(b)) break;
+    if (a !== b && renderedDigest(a) !== renderedDigest(b)) break;
     tokens += b.tokens;
   }
   return tokens;
@@ -58,9 +63,12 @@ export function stablePrefixEnd(messages: ReadonlyArray<RenderedMessage>): numbe
   return end;
 }
 
-/** sha256 over the render format version and the canonical messages: equal requests, equal hashes. */
+/**
+ * sha256 over the render format version and the list of per-message digests: equal requests, equal hashes.
+ * Hashing digests instead of the full text keeps a warm render from re-reading every reused message.
+ */
 export function hashRendered(messages: ReadonlyArray<RenderedMessage>): string {
-  const body = messages.map(canonicalRendered).join("\n");
+  const body = messages.map(renderedDigest).join("\n");
   return sha256Hex(`${RENDER_FORMAT_VERSION}\n${body}`);
 }
 

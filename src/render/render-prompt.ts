@@ -1,7 +1,7 @@
 import type { Message, Part, ToolCallPart } from "../log/message.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
-import { resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
+import { decisionAt, resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
 import type { Decision } from "../plan/resolve-plan.js";
 import { assertPlanValid } from "../plan/validate-plan.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
@@ -59,9 +59,10 @@ export function renderPrompt(log: ThreadLog, plan: CompactionPlan, options: Rend
   if (options.validatePlan !== false) assertPlanValid(plan, log);
   const resolved = resolveForLog(plan, log);
   const ctx = new RenderContext(log, resolved, options);
-  const bySeq = resolved.bySeq;
+  const { actionAt, decisions } = resolved;
   for (let seq = 0; seq < log.length; seq++) {
-    const decision = bySeq[seq];
+    const index = seq < actionAt.length ? actionAt[seq]! : -1;
+    const decision = index < 0 ? undefined : decisions[index]!;
     // Long dropped prefixes are the common case after compaction: skip them before any other lookup.
     if (decision?.kind !== "drop") ctx.visit(log.at(seq)!, decision);
   }
@@ -187,7 +188,7 @@ class RenderContext {
       const parts = answersOnlyThis
         ? undefined
         : result.parts.filter((p) => p.type === "tool_result" && callIds.has(p.callId));
-      this.#emitMessage(result, this.resolved.bySeq[resultSeq]?.action, parts);
+      this.#emitMessage(result, decisionAt(this.resolved, resultSeq)?.action, parts);
       if (answersOnlyThis || this.#allPartsPlaced(resultSeq, call.seq)) this.#placed.add(resultSeq);
     }
     if (this.options.pendingCalls !== "hold") this.#emitPendingStubs(call);
@@ -211,7 +212,7 @@ class RenderContext {
 
   #decisionOf(id: string): Decision | undefined {
     const seq = this.log.seqOf(id);
-    return seq === undefined ? undefined : this.resolved.bySeq[seq];
+    return seq === undefined ? undefined : decisionAt(this.resolved, seq);
   }
 
   #isPendingHere(message: Message, part: ToolCallPart): boolean {

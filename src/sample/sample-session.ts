@@ -107,7 +107,7 @@ export function generateSampleSession(options: SampleSessionOptions): MessageInp
       });
       continue;
     }
-    if (room < 2 || rng.chance(0.1)) {
+    if ((room < 2 && options.endPending !== true) || rng.chance(0.1)) {
       out.push({
         id: id(),
         role: "assistant",

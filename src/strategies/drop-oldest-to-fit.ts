@@ -2,7 +2,7 @@ import { BudgetInfeasibleError } from "../errors/ledger-error.js";
 import type { Group } from "../log/groups.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, extendPlan, type PlanAction } from "../plan/compaction-plan.js";
-import { resolveForLog } from "../plan/resolve-for-log.js";
+import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
 import { pendingResultText } from "../render/placeholders.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
 
@@ -73,7 +73,7 @@ export function dropOldestToFit(
   const tokensOf = (group: Group): number => {
     let sum = 0;
     for (const seq of group.seqs) {
-      if (resolution.bySeq[seq]?.kind === "drop") continue;
+      if (decisionAt(resolution, seq)?.kind === "drop") continue;
       const message = log.at(seq)!;
       sum += options.counter.countMessage(message, message.hash);
     }
@@ -83,7 +83,8 @@ export function dropOldestToFit(
   const stop = known?.cut ?? 0;
   const pinnedSet = new Set<number>();
   let pinned = 0;
-  const toDrop: Group[] = [];
+  const older: Group[] = []; // ascending: unpinned since last turn, behind last turn's cut
+  const newer: Group[] = []; // descending: found by this turn's scan
   for (let g = stop; g < groups.length; g++) {
     if (isPinnedGroup(log, groups[g]!, userSeq)) pinnedSet.add(g);
   }
@@ -91,7 +92,7 @@ export function dropOldestToFit(
   // drop the ones that no longer are (a call answered since, an older user turn).
   for (const g of known?.olderPinned ?? []) {
     if (isPinnedGroup(log, groups[g]!, userSeq)) pinnedSet.add(g);
-    else toDrop.push(groups[g]!);
+    else older.push(groups[g]!);
   }
   for (const g of pinnedSet) pinned += tokensOf(groups[g]!);
   // Pass 2, newest first: keep whole unpinned groups while they fit; everything older than the first misfit goes.
@@ -101,14 +102,19 @@ export function dropOldestToFit(
   for (let g = groups.length - 1; g >= stop; g--) {
     if (pinnedSet.has(g)) continue;
     const group = groups[g]!;
+    if (full) {
+      // Past the cut everything unpinned goes; only skip groups the plan drops already.
+      if (!group.seqs.every((seq) => decisionAt(resolution, seq)?.kind === "drop")) newer.push(group);
+      continue;
+    }
     const cost = tokensOf(group);
     if (cost === 0) continue;
-    if (!full && pinned + kept + cost <= limit) {
+    if (pinned + kept + cost <= limit) {
       kept += cost;
       cut = g;
     } else {
       full = true;
-      toDrop.push(group);
+      newer.push(group);
     }
   }
   if (!full) cut = stop;
@@ -118,14 +124,18 @@ export function dropOldestToFit(
       threadId: log.threadId,
     });
   }
-  if (toDrop.length === 0) return plan;
-  toDrop.sort((a, b) => a.index - b.index);
+  if (older.length + newer.length === 0) return plan;
+  // Both lists are already ordered and every `older` group precedes every `newer` one: no sort needed.
+  const span: string[] = [];
+  for (const group of older) for (const id of group.messageIds) span.push(id);
+  for (let i = newer.length - 1; i >= 0; i--) for (const id of newer[i]!.messageIds) span.push(id);
+  const dropped = older.length + newer.length;
   const action: PlanAction = {
     kind: "drop",
-    span: toDrop.flatMap((g) => g.messageIds),
+    span,
     record: { kind: "drop", reason: "over budget: oldest unpinned groups" },
     strategy: options.strategy ?? "dropOldestToFit",
-    reason: `${toDrop.length} oldest group(s) dropped to fit ${options.budget} tokens`,
+    reason: `${dropped} oldest group(s) dropped to fit ${options.budget} tokens`,
   };
   const next = extendPlan(plan, [action], log.length);
   cuts.set(next, { log, cut, olderPinned });

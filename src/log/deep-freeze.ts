@@ -1,0 +1,17 @@
+/**
+ * Freezes a value and everything reachable from it, skipping subtrees that are already frozen (so freezing a new
+ * plan that reuses earlier frozen actions only walks the new parts) and never calling into primitives.
+ */
+export function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== "object" || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  if (Array.isArray(value)) {
+    for (const item of value) if (item !== null && typeof item === "object") deepFreeze(item);
+  } else {
+    for (const key of Object.keys(value)) {
+      const item = (value as Record<string, unknown>)[key];
+      if (item !== null && typeof item === "object") deepFreeze(item);
+    }
+  }
+  return value;
+}
