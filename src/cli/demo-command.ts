@@ -1,7 +1,7 @@
 /**
- * The demo: generate a sample agent session, import it as a JSONL transcript, render it with a plan that uses
- * every action (include, clear, summarize, externalize, drop), check the request against each provider's rules
- * and print what happened. Needs nothing but this repository.
+ * The `demo` command: generate a sample agent session, import it as a JSONL transcript, render it with a plan
+ * that uses every action (include, clear, summarize, externalize, drop), check the request against each
+ * provider's rules and print what happened. Needs nothing but this repository.
  */
 import {
   type CompactionPlan,
@@ -23,7 +23,7 @@ import {
   ThreadLog,
   toProviderRequest,
   validateProviderRequest,
-} from "../src/index.js";
+} from "../index.js";
 
 const THREAD = "demo-thread";
 
@@ -41,7 +41,7 @@ function toolName(log: ThreadLog, group: Group): string {
   return call?.type === "tool_call" ? call.name : "";
 }
 
-function groupTokens(log: ThreadLog, group: Group, count: (seq: number) => number): number {
+function groupTokens(group: Group, count: (seq: number) => number): number {
   return group.seqs.reduce((sum, seq) => sum + count(seq), 0);
 }
 
@@ -55,7 +55,7 @@ function examplePlan(log: ThreadLog, count: (seq: number) => number): Compaction
   const rest = older.slice(14);
   const biggest = [...rest]
     .filter((g) => g.kind === "tool_call")
-    .sort((a, b) => groupTokens(log, b, count) - groupTokens(log, a, count))[0]!;
+    .sort((a, b) => groupTokens(b, count) - groupTokens(a, count))[0]!;
   const toClear = rest.filter(
     (g) => g !== biggest && g.kind === "tool_call" && toolName(log, g) !== "run_tests",
   );
@@ -117,7 +117,9 @@ function kinds(prompt: RenderedPrompt): string {
   return [...counts].map(([k, n]) => `${k} ${n}`).join(", ");
 }
 
-function main(): void {
+/** Runs the demo, printing to `print`; returns the exit code (0 when every check held). */
+export function runDemo(print: (line: string) => void = console.log): number {
+  const console = { log: print };
   const log = importTranscript(ThreadLog.empty(THREAD), sessionAsJsonl(), {
     source: "generated-sample.jsonl",
   });
@@ -164,7 +166,5 @@ function main(): void {
   const problems = ["openai", "responses", "anthropic"].some(
     (f) => validateProviderRequest(f as "openai", toProviderRequest(f as "openai", after)).length > 0,
   );
-  if (problems || again.hash !== after.hash) process.exit(1);
+  return problems || again.hash !== after.hash ? 2 : 0;
 }
-
-main();
