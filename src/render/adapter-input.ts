@@ -73,6 +73,7 @@ export function pairToolResults(
  * skipped. For a log where results already follow their calls, the entries are the messages unchanged.
  */
 export function groupToolResults(messages: ReadonlyArray<RenderedMessage>): ReadonlyArray<AdapterEntry> {
+  if (resultsInPlace(messages)) return messages.map(entryOf);
   const pairs = pairToolResults(messages);
   const resultsByCallMessage = new Map<number, PartRef[]>();
   for (const { call, result } of pairs.values()) {
@@ -95,6 +96,29 @@ export function groupToolResults(messages: ReadonlyArray<RenderedMessage>): Read
     if (results !== undefined) entries.push(...resultEntries(messages, results, moved));
   });
   return entries;
+}
+
+/**
+ * True when every tool result already sits in a tool message right after the assistant message holding its
+ * call (only such tool messages in between) — what `renderPrompt` always produces. Pairing then matches the
+ * general rule (the nearest unanswered call is in the latest assistant message), so nothing needs moving.
+ */
+function resultsInPlace(messages: ReadonlyArray<RenderedMessage>): boolean {
+  let open = new Set<string>();
+  for (const message of messages) {
+    if (message.role === "tool") {
+      for (const part of message.parts) {
+        if (part.type !== "tool_result" || !open.delete(part.callId)) return false;
+      }
+      continue;
+    }
+    open = new Set();
+    for (const part of message.parts) {
+      if (part.type === "tool_result") return false;
+      if (part.type === "tool_call") open.add(part.callId);
+    }
+  }
+  return true;
 }
 
 function entryOf(message: RenderedMessage, index: number): AdapterEntry {

@@ -20,6 +20,7 @@ import type {
   ChatCompletionToolMessageParam,
   ChatCompletionUserMessageParam,
 } from "openai/resources/chat/completions";
+import { deepFreeze } from "../log/deep-freeze.js";
 import type { Part, Role, ToolResultPart } from "../log/message.js";
 import {
   type AdapterEntry,
@@ -32,6 +33,7 @@ import {
   messagesOf,
   resultsIn,
 } from "./adapter-input.js";
+import type { RenderedMessage } from "./rendered-prompt.js";
 
 /** The part of a Chat Completions request body this adapter produces. */
 export interface OpenAIChatRequest {
@@ -48,10 +50,27 @@ const builders: Record<Role, ChatBuilder> = {
   tool: userMessage,
 };
 
+// Chat messages built for a rendered message, reused across requests (rendered messages are immutable and
+// reused between renders). They are frozen so a caller editing one request cannot change another.
+const memo = new WeakMap<RenderedMessage, ReadonlyArray<ChatCompletionMessageParam>>();
+
 /** Converts a rendered prompt (or its messages) to the `messages` of an OpenAI Chat Completions request. */
 export function toOpenAIChat(source: AdapterSource): OpenAIChatRequest {
+  const rendered = messagesOf(source);
   const messages: ChatCompletionMessageParam[] = [];
-  for (const entry of groupToolResults(messagesOf(source))) messages.push(...chatMessages(entry));
+  for (const entry of groupToolResults(rendered)) {
+    const origin = rendered[entry.sourceIndex];
+    if (origin === undefined || origin.parts !== entry.parts) {
+      messages.push(...chatMessages(entry));
+      continue;
+    }
+    let built = memo.get(origin);
+    if (built === undefined) {
+      built = deepFreeze(chatMessages(entry));
+      memo.set(origin, built);
+    }
+    messages.push(...built);
+  }
   return { messages };
 }
 
