@@ -23,6 +23,8 @@ interface SharedStore {
   readonly seqById: Map<string, number>;
   /** For each tool message seq: the seqs of the assistant messages whose calls it answers. */
   readonly answers: Map<number, ReadonlyArray<number>>;
+  /** For each tool message seq: per part, the seq of the assistant message holding the call it answers. */
+  readonly callSeqByPart: Map<number, ReadonlyArray<number>>;
   /** For each assistant message seq with calls: the seqs of the tool messages answering them. */
   readonly answeredBy: Map<number, ReadonlyArray<number>>;
   /** The groups computed most recently along this history, so the next value can extend instead of recompute. */
@@ -36,13 +38,20 @@ function branchStore(store: SharedStore, length: number): SharedStore {
     seqById.set(m.id, i);
   });
   const answers = new Map([...store.answers].filter(([seq]) => seq < length));
+  const callSeqByPart = new Map([...store.callSeqByPart].filter(([seq]) => seq < length));
   const answeredBy = new Map<number, ReadonlyArray<number>>();
   for (const [seq, results] of store.answeredBy) {
     if (seq >= length) continue;
     const kept = results.filter((r) => r < length);
     if (kept.length > 0) answeredBy.set(seq, kept);
   }
-  return { messages, seqById, answers, answeredBy };
+  return { messages, seqById, answers, callSeqByPart, answeredBy };
+}
+
+interface BatchEntry {
+  readonly message: Message;
+  readonly answers: ReadonlyArray<number>;
+  readonly callSeqByPart: ReadonlyArray<number>;
 }
 
 /** Content hash of a message: sha256 over the canonical JSON of its role and parts. */
@@ -98,7 +107,13 @@ export class ThreadLog {
     }
     return new ThreadLog(
       threadId,
-      { messages: [], seqById: new Map(), answers: new Map(), answeredBy: new Map() },
+      {
+        messages: [],
+        seqById: new Map(),
+        answers: new Map(),
+        callSeqByPart: new Map(),
+        answeredBy: new Map(),
+      },
       0,
       new Map(),
     );
@@ -140,6 +155,14 @@ export class ThreadLog {
   /** For a tool message: the seqs of the assistant messages whose calls it answers. */
   answersOf(seq: number): ReadonlyArray<number> {
     return seq < this.length ? (this.#store.answers.get(seq) ?? []) : [];
+  }
+
+  /**
+   * For a tool message: per part, the seq of the assistant message holding the call that part answers (the
+   * pairing decided on append: the nearest earlier unanswered call with the same id).
+   */
+  callSeqsOfParts(seq: number): ReadonlyArray<number> {
+    return seq < this.length ? (this.#store.callSeqByPart.get(seq) ?? []) : [];
   }
 
   /** For an assistant message: the seqs of the tool messages (in this log value) answering its calls. */
@@ -201,6 +224,7 @@ export class ThreadLog {
       store.seqById.set(entry.message.id, entry.message.seq);
       if (entry.answers.length > 0) {
         store.answers.set(entry.message.seq, entry.answers);
+        store.callSeqByPart.set(entry.message.seq, entry.callSeqByPart);
         for (const callSeq of entry.answers) {
           store.answeredBy.set(callSeq, [...(store.answeredBy.get(callSeq) ?? []), entry.message.seq]);
         }
@@ -210,7 +234,7 @@ export class ThreadLog {
   }
 
   #validateBatch(inputs: ReadonlyArray<MessageInput>): {
-    entries: ReadonlyArray<{ message: Message; answers: ReadonlyArray<number> }>;
+    entries: ReadonlyArray<BatchEntry>;
     pending: ReadonlyMap<string, CallRef>;
   } {
     const pending = new Map(this.pendingCalls);
@@ -221,7 +245,7 @@ export class ThreadLog {
       const id = (raw as { id?: unknown } | null)?.id;
       if (typeof id === "string") supplied.add(id);
     }
-    const entries: { message: Message; answers: ReadonlyArray<number> }[] = [];
+    const entries: BatchEntry[] = [];
     inputs.forEach((raw, index) => {
       const seq = this.length + index;
       const where = { threadId: this.threadId, index, ...idOf(raw) };
@@ -249,7 +273,8 @@ export class ThreadLog {
         );
       }
       batchIds.add(id);
-      const answers = this.#checkParts(input, seq, pending, { ...where, messageId: id });
+      const callSeqByPart = this.#checkParts(input, seq, pending, { ...where, messageId: id });
+      const answers = [...new Set(callSeqByPart)].sort((a, b) => a - b);
       const message: Message = deepFreeze({
         id,
         seq,
@@ -258,7 +283,7 @@ export class ThreadLog {
         meta: cloneMeta(input.meta),
         hash: hashMessageContent(input.role, parts),
       });
-      entries.push({ message, answers });
+      entries.push({ message, answers, callSeqByPart });
     });
     return { entries, pending };
   }
@@ -270,7 +295,7 @@ export class ThreadLog {
     where: { threadId: string; index: number; messageId: string },
   ): ReadonlyArray<number> {
     const allowed = allowedParts[input.role];
-    const answers = new Set<number>();
+    const callSeqByPart: number[] = [];
     input.parts.forEach((part, partIndex) => {
       const field = `parts[${partIndex}]`;
       if (!allowed.has(part.type)) {
@@ -296,7 +321,7 @@ export class ThreadLog {
           );
         }
         pending.delete(part.callId);
-        answers.add(call.seq);
+        callSeqByPart.push(call.seq);
       }
     });
     if (input.role === "tool" && input.parts.length === 0) {
@@ -305,7 +330,7 @@ export class ThreadLog {
         field: "parts",
       });
     }
-    return [...answers].sort((a, b) => a - b);
+    return callSeqByPart;
   }
 
   #generateId(seq: number, batchIds: ReadonlySet<string>, supplied: ReadonlySet<string>): string {

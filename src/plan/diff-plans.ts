@@ -44,7 +44,9 @@ function actionKey(decision: Decision): string {
 }
 
 function sameState(a: Decision | undefined, b: Decision | undefined): boolean {
-  if (a === undefined || b === undefined) return a === b;
+  // An explicit include and the default include send the same thing: not a change worth an audit line.
+  if ((a?.kind ?? "include") === "include" && (b?.kind ?? "include") === "include") return true;
+  if (a === undefined || b === undefined) return false;
   return a.action === b.action || actionKey(a) === actionKey(b);
 }
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ValidationError } from "../errors/ledger-error.js";
+import { canonicalJson } from "../log/canonical-json.js";
 import { formatIssuePath } from "../log/message-schema.js";
 import { type CompactionPlan, createPlan } from "./compaction-plan.js";
 
@@ -121,9 +122,13 @@ export function parsePlan(input: unknown): CompactionPlan {
   return createPlan(parsed.data as CompactionPlan);
 }
 
-/** Serializes a plan to JSON; `parsePlan(serializePlan(p))` deep-equals `p`. */
+/**
+ * Serializes a plan to JSON with keys in canonical (sorted) order, so the text is byte-stable across
+ * parse/serialize round trips; `parsePlan(serializePlan(p))` deep-equals `p`.
+ */
 export function serializePlan(plan: CompactionPlan, indent?: number): string {
-  return JSON.stringify(plan, null, indent);
+  const canonical = canonicalJson(plan);
+  return indent === undefined ? canonical : JSON.stringify(JSON.parse(canonical), null, indent);
 }
 
 export type PlanFromSchema = z.infer<typeof planSchema>;

@@ -11,6 +11,11 @@ export interface SeqResolution {
   readonly decisions: ReadonlyArray<Decision>;
   /** Ids no message of the log has (validation reports them). */
   readonly unknownIds: ReadonlyArray<string>;
+  /**
+   * True when some span id was skipped (unknown, or at or after `basedOnSeq`): a child plan with a longer log or
+   * a later `basedOnSeq` could resolve it, so it must not build on this table.
+   */
+  readonly skippedIds: boolean;
 }
 
 /** The decision governing a seq, or undefined when the message is included by default. */
@@ -49,11 +54,13 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
   if (cached !== undefined) return cached;
   const limit = Math.min(plan.basedOnSeq, log.length);
   const parent = parentOf(plan);
-  const base = parent === undefined ? undefined : resolveForLog(parent, log);
+  const parentResolution = parent === undefined ? undefined : resolveForLog(parent, log);
+  const base = parentResolution?.skippedIds === false ? parentResolution : undefined;
   const actionAt = new Int32Array(limit).fill(-1);
   if (base !== undefined) actionAt.set(base.actionAt.subarray(0, Math.min(limit, base.actionAt.length)));
   const decisions: Decision[] = base === undefined ? [] : [...base.decisions];
   const unknownIds: string[] = base === undefined ? [] : [...base.unknownIds];
+  let skippedIds = base?.skippedIds ?? false;
   for (let actionIndex = decisions.length; actionIndex < plan.actions.length; actionIndex++) {
     const action = plan.actions[actionIndex]!;
     decisions.push({ kind: action.kind, actionIndex, action });
@@ -63,15 +70,19 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
       const seq = log.seqOf(id, hint + 1);
       if (seq === undefined) {
         unknownIds.push(id);
+        skippedIds = true;
         continue;
       }
       hint = seq;
-      if (seq >= limit) continue;
+      if (seq >= limit) {
+        skippedIds = true;
+        continue;
+      }
       const current = actionAt[seq]!;
       if (current < 0 || rank >= PRECEDENCE[decisions[current]!.kind]) actionAt[seq] = actionIndex;
     }
   }
-  const resolution: SeqResolution = { plan, actionAt, decisions, unknownIds };
+  const resolution: SeqResolution = { plan, actionAt, decisions, unknownIds, skippedIds };
   memo.set(plan, { log, resolution });
   return resolution;
 }

@@ -1,4 +1,4 @@
-import type { Message, Part } from "../log/message.js";
+import type { Message, Part, ToolResultPart } from "../log/message.js";
 import type { ClearRecord, ExternalizationRecord, SummarizationRecord } from "../plan/compaction-plan.js";
 
 /** Version of the placeholder and synthetic-message texts; part of every render hash. */
@@ -21,16 +21,16 @@ export function clearedArgsText(chars: number): string {
   return JSON.stringify({ _cleared: `arguments, ${formatSize(chars)}` });
 }
 
-/** Applies a clear record to one message. `toolNameOf` names the call a result answers. */
+/** Applies a clear record to one message. `toolNameOf` names the tool whose call a result part answers. */
 export function clearMessage(
   message: Message,
   record: ClearRecord,
-  toolNameOf: (callId: string) => string,
+  toolNameOf: (part: ToolResultPart) => string,
 ): ReadonlyArray<Part> {
   return message.parts.map((part): Part => {
     switch (part.type) {
       case "tool_result":
-        return { ...part, content: clearedResultText(toolNameOf(part.callId), part.content.length) };
+        return { ...part, content: clearedResultText(toolNameOf(part), part.content.length) };
       case "tool_call":
         return record.clearArgs === true ? { ...part, args: clearedArgsText(part.args.length) } : part;
       case "text":

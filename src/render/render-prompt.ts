@@ -1,4 +1,4 @@
-import type { Message, Part, ToolCallPart } from "../log/message.js";
+import type { Message, Part, ToolCallPart, ToolResultPart } from "../log/message.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
@@ -179,24 +179,18 @@ class RenderContext {
   }
 
   #emitResultsOf(call: Message): void {
-    const callIds = new Set(
-      call.parts.filter((p): p is ToolCallPart => p.type === "tool_call").map((p) => p.callId),
-    );
     for (const resultSeq of this.log.resultsOf(call.seq)) {
       const result = this.log.at(resultSeq)!;
-      const answersOnlyThis = this.log.answersOf(resultSeq).length === 1;
-      const parts = answersOnlyThis
-        ? undefined
-        : result.parts.filter((p) => p.type === "tool_result" && callIds.has(p.callId));
+      const answered = this.log.answersOf(resultSeq);
+      // A tool message answering calls of several assistant messages is split: each part goes right after the
+      // message holding the call it is paired with (by the log's pairing, not by id: ids may be reused).
+      const callSeqs = this.log.callSeqsOfParts(resultSeq);
+      const parts =
+        answered.length === 1 ? undefined : result.parts.filter((_, i) => callSeqs[i] === call.seq);
       this.#emitMessage(result, decisionAt(this.resolved, resultSeq)?.action, parts);
-      if (answersOnlyThis || this.#allPartsPlaced(resultSeq, call.seq)) this.#placed.add(resultSeq);
+      if (answered[answered.length - 1] === call.seq) this.#placed.add(resultSeq);
     }
     if (this.options.pendingCalls !== "hold") this.#emitPendingStubs(call);
-  }
-
-  #allPartsPlaced(resultSeq: number, callSeq: number): boolean {
-    const answered = this.log.answersOf(resultSeq);
-    return answered[answered.length - 1] === callSeq;
   }
 
   #emitPendingStubs(call: Message): void {
@@ -219,11 +213,14 @@ class RenderContext {
     return this.log.pendingCalls.get(part.callId)?.seq === message.seq;
   }
 
-  #toolNameOf(message: Message, callId: string): string {
-    if (message.role !== "tool") return String(message.meta.toolName ?? "tool");
-    for (const callSeq of this.log.answersOf(message.seq)) {
-      for (const part of this.log.at(callSeq)!.parts) {
-        if (part.type === "tool_call" && part.callId === callId) return part.name;
+  /** The name of the tool a result part answers, found through the log's pairing of that very part. */
+  #toolNameOf(message: Message, part: ToolResultPart): string {
+    const index = message.parts.indexOf(part);
+    const callSeq =
+      message.role === "tool" && index >= 0 ? this.log.callSeqsOfParts(message.seq)[index] : undefined;
+    if (callSeq !== undefined) {
+      for (const p of this.log.at(callSeq)!.parts) {
+        if (p.type === "tool_call" && p.callId === part.callId) return p.name;
       }
     }
     return String(message.meta.toolName ?? "tool");
