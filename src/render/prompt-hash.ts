@@ -1,4 +1,4 @@
-import { canonicalJson, sha256Hex } from "../log/canonical-json.js";
+import { createHash } from "node:crypto";
 import { deepFreeze } from "../log/deep-freeze.js";
 import type { Part, Role } from "../log/message.js";
 import type { ThreadLog } from "../log/thread-log.js";
@@ -8,21 +8,13 @@ import type { MessageCounter } from "../tokens/tokenizer.js";
 import { RENDER_FORMAT_VERSION } from "./placeholders.js";
 import type { Provenance, RenderedMessage, RenderedPrompt } from "./rendered-prompt.js";
 
-const digestByMessage = new WeakMap<RenderedMessage, string>();
-
-/** Canonical JSON of what a rendered message sends and where it came from (tokens excluded). */
-export function canonicalRendered(message: RenderedMessage): string {
-  return canonicalJson({ role: message.role, parts: message.parts, provenance: message.provenance });
-}
-
-/** sha256 of a rendered message's canonical JSON; memoized, so a message reused across renders is hashed once. */
-export function renderedDigest(message: RenderedMessage): string {
-  let digest = digestByMessage.get(message);
-  if (digest === undefined) {
-    digest = sha256Hex(canonicalRendered(message));
-    digestByMessage.set(message, digest);
-  }
-  return digest;
+/**
+ * What one rendered message contributes to the prompt hash: role, content hash (sha256 of role + parts) and
+ * provenance. Roles and kinds come from fixed sets and ids are JSON-escaped, so the encoding is unambiguous.
+ */
+function hashLine(message: RenderedMessage): string {
+  const { kind, synthetic, sourceIds } = message.provenance;
+  return `${message.role}\n${message.contentHash}\n${kind}\n${synthetic}\n${JSON.stringify(sourceIds)}\n`;
 }
 
 /** Builds a frozen rendered message and counts its tokens (cached by content hash in the counter). */
@@ -33,8 +25,9 @@ export function makeRendered(
   counter: MessageCounter,
   contentHash?: string,
 ): RenderedMessage {
-  const tokens = counter.countMessage({ role, parts }, contentHash ?? hashMessageContent(role, parts));
-  return deepFreeze({ role, parts, provenance, tokens });
+  const hash = contentHash ?? hashMessageContent(role, parts);
+  const tokens = counter.countMessage({ role, parts }, hash);
+  return deepFreeze({ role, parts, provenance, tokens, contentHash: hash });
 }
 
 /** Leading tokens of `current` that are identical, message for message, to `previous`. */
@@ -47,7 +40,7 @@ export function unchangedLeadingTokens(
   for (let i = 0; i < n; i++) {
     const a = previous[i]!;
     const b = current[i]!;
-    if (a !== b && renderedDigest(a) !== renderedDigest(b)) break;
+    if (a !== b && hashLine(a) !== hashLine(b)) break;
     tokens += b.tokens;
   }
   return tokens;
@@ -64,12 +57,14 @@ export function stablePrefixEnd(messages: ReadonlyArray<RenderedMessage>): numbe
 }
 
 /**
- * sha256 over the render format version and the list of per-message digests: equal requests, equal hashes.
- * Hashing digests instead of the full text keeps a warm render from re-reading every reused message.
+ * sha256 over the render format version and, per message, its role, content hash and provenance: equal requests,
+ * equal hashes. Content hashes are computed once when a message is rendered (they key the token cache too), so
+ * hashing a prompt never re-reads message text.
  */
 export function hashRendered(messages: ReadonlyArray<RenderedMessage>): string {
-  const body = messages.map(renderedDigest).join("\n");
-  return sha256Hex(`${RENDER_FORMAT_VERSION}\n${body}`);
+  const hash = createHash("sha256").update(`${RENDER_FORMAT_VERSION}\n`);
+  for (const message of messages) hash.update(hashLine(message));
+  return hash.digest("hex");
 }
 
 /** Assembles the final `RenderedPrompt` with totals, hash and cache-stability figures. */

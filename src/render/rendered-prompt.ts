@@ -25,6 +25,8 @@ export interface RenderedMessage {
   readonly provenance: Provenance;
   /** Tokens of this message including framing, by the render's message counter. */
   readonly tokens: number;
+  /** sha256 of the canonical JSON of `{ role, parts }` (for an unchanged log message: the log's own hash). */
+  readonly contentHash: string;
 }
 
 /** The provider-neutral request produced by `renderPrompt`. */
@@ -36,7 +38,7 @@ export interface RenderedPrompt {
   readonly planVersion: number;
   /** Number of log messages the render saw (the log's length). */
   readonly logSeq: number;
-  /** sha256 over the render format version and the canonical JSON of the messages (roles, parts, provenance). */
+  /** sha256 over the render format version and each message's role, content hash and provenance. */
   readonly hash: string;
   /** Id of the message counter used for `tokens`. */
   readonly counterId: string;

@@ -14,6 +14,7 @@ import type {
   ToolCallPart,
   ToolResultPart,
 } from "../../src/log/message.js";
+import { hashMessageContent } from "../../src/log/thread-log.js";
 import type { RenderedMessage } from "../../src/render/rendered-prompt.js";
 
 /** A message before ids are assigned. */
@@ -29,6 +30,7 @@ export function neutralMessage(role: Role, parts: ReadonlyArray<Part>, sourceId 
     parts,
     provenance: { kind: "original", sourceIds: [sourceId], synthetic: false },
     tokens: 0,
+    contentHash: hashMessageContent(role, parts),
   };
 }
 
