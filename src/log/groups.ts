@@ -55,41 +55,6 @@ function finishGroup(
   });
 }
 
-/**
- * The groups of `log`, extending `base` (the groups of a prefix of the same history) when given: only the new
- * messages are visited, so an append of k messages costs O(k) plus copying two flat arrays.
- */
-export function extendGroups(log: GroupSource, base?: GroupsSnapshot): GroupsSnapshot {
-  if (base === undefined || base.length === 0) return computeGroups(log);
-  const pending = new Set([...log.pendingCalls.values()].map((c) => c.seq));
-  // Spread, not slice: V8 copies frozen arrays with slice() on a slow path (measured 2-6 ms vs 0.3 ms at 55k).
-  const groups = [...base.groups];
-  const indexBySeq = new Int32Array(log.length);
-  indexBySeq.set(base.indexBySeq.subarray(0, base.length));
-  const touched = new Map<number, number[]>();
-  for (let seq = base.length; seq < log.length; seq++) {
-    const message = log.at(seq)!;
-    if (message.role !== "tool") {
-      indexBySeq[seq] = groups.length;
-      touched.set(groups.length, [seq]);
-      groups.push(finishGroup(log, groups.length, kindOf(message), [seq], pending));
-      continue;
-    }
-    const targets = new Set(log.answersOf(seq).map((callSeq) => indexBySeq[callSeq]!));
-    if (targets.size > 1) return computeGroups(log); // fused groups reorder indices: rare, start over
-    const target = [...targets][0]!;
-    indexBySeq[seq] = target;
-    const seqs = touched.get(target) ?? [...groups[target]!.seqs];
-    seqs.push(seq);
-    touched.set(target, seqs);
-  }
-  for (const [index, seqs] of touched)
-    groups[index] = finishGroup(log, index, groups[index]!.kind, seqs, pending);
-  // A group whose last call got answered by an earlier batch is already up to date; only pending flags of
-  // untouched groups could be stale, and answering a call always touches its group.
-  return { length: log.length, groups: Object.freeze(groups), indexBySeq };
-}
-
 /** Computes the atomic groups of a log from scratch, ordered by their first message. */
 export function computeGroups(log: GroupSource): GroupsSnapshot {
   const groupOf = new Int32Array(log.length);

@@ -1,7 +1,8 @@
 import { ValidationError } from "../errors/ledger-error.js";
 import { canonicalJson, sha256Hex } from "./canonical-json.js";
 import { deepFreeze } from "./deep-freeze.js";
-import { extendGroups, type Group, type GroupsSnapshot } from "./groups.js";
+import { GroupIndex } from "./group-index.js";
+import { computeGroups, type Group, type GroupsSnapshot } from "./groups.js";
 import type { Message, MessageInput, MessageMeta, Part } from "./message.js";
 import { formatIssuePath, messageInputSchema } from "./message-schema.js";
 import { computeTurns, type Turn } from "./turns.js";
@@ -27,8 +28,8 @@ interface SharedStore {
   readonly callSeqByPart: Map<number, ReadonlyArray<number>>;
   /** For each assistant message seq with calls: the seqs of the tool messages answering them. */
   readonly answeredBy: Map<number, ReadonlyArray<number>>;
-  /** The groups computed most recently along this history, so the next value can extend instead of recompute. */
-  groupsSnapshot?: GroupsSnapshot;
+  /** Groups of this history, extended in place as values ask for them. */
+  groupIndex?: GroupIndex;
 }
 
 function branchStore(store: SharedStore, length: number): SharedStore {
@@ -86,6 +87,7 @@ export class ThreadLog {
   #messages: ReadonlyArray<Message> | undefined;
   #groups: ReadonlyArray<Group> | undefined;
   #groupSnap: GroupsSnapshot | undefined;
+  #pinned: ReadonlyArray<number> | undefined;
   #turns: ReadonlyArray<Turn> | undefined;
 
   private constructor(
@@ -174,27 +176,64 @@ export class ThreadLog {
     return last !== undefined && last < this.length ? all : all.filter((r) => r < this.length);
   }
 
-  /** Atomic groups (system, user, assistant_text, tool_call with its results); computed once per value. */
+  /** Atomic groups (system, user, assistant_text, tool_call with its results); built once per value. */
   get groups(): ReadonlyArray<Group> {
-    return this.#groupsSnapshot().groups;
+    if (this.#groups === undefined) {
+      const fallback = this.#fallbackGroups();
+      if (fallback !== undefined) this.#groups = fallback.groups;
+      else {
+        const index = this.#groupIndex();
+        this.#groups = Object.freeze(
+          Array.from({ length: index.countAt(this.length) }, (_, i) => index.groupAt(i, this.length)),
+        );
+      }
+    }
+    return this.#groups;
   }
 
-  /** The index in `groups` of the group holding a seq. */
+  /** Number of groups; O(log n), without building the `groups` array. */
+  get groupCount(): number {
+    return this.#fallbackGroups()?.groups.length ?? this.#groupIndex().countAt(this.length);
+  }
+
+  /** The group at an index (0 ≤ index < groupCount), without building the `groups` array. */
+  groupAt(index: number): Group {
+    return this.#fallbackGroups()?.groups[index] ?? this.#groupIndex().groupAt(index, this.length);
+  }
+
+  /** The index of the group holding a seq, or -1. */
   groupIndexOf(seq: number): number {
-    const snapshot = this.#groupsSnapshot();
-    return seq >= 0 && seq < this.length ? snapshot.indexBySeq[seq]! : -1;
+    if (seq < 0 || seq >= this.length) return -1;
+    const fallback = this.#fallbackGroups();
+    return fallback !== undefined ? fallback.indexBySeq[seq]! : this.#groupIndex().indexOf(seq);
   }
 
-  #groupsSnapshot(): GroupsSnapshot {
-    if (this.#groups !== undefined) return this.#groupSnap!;
-    const previous = this.#store.groupsSnapshot;
-    // Extend the latest snapshot of this history when it is a prefix of this value; otherwise start over.
-    const base = previous !== undefined && previous.length <= this.length ? previous : undefined;
-    const snapshot = extendGroups(this, base);
-    this.#groupSnap = snapshot;
-    this.#groups = snapshot.groups;
-    if (previous === undefined || previous.length < this.length) this.#store.groupsSnapshot = snapshot;
-    return snapshot;
+  /** Seqs of messages pinned by nature or by the caller (system messages and `meta.pinned`), ascending. */
+  get pinnedSeqs(): ReadonlyArray<number> {
+    this.#pinned ??= Object.freeze(
+      this.#fallbackGroups() !== undefined
+        ? this.messages.filter((m) => m.role === "system" || m.meta.pinned === true).map((m) => m.seq)
+        : this.#groupIndex().pinnedSeqsBelow(this.length),
+    );
+    return this.#pinned;
+  }
+
+  #groupIndex(): GroupIndex {
+    let index = this.#store.groupIndex;
+    if (index === undefined) {
+      index = new GroupIndex();
+      this.#store.groupIndex = index;
+    }
+    if (index.length < this.length) index.extend(this);
+    return index;
+  }
+
+  /** Groups computed from scratch, for the rare history where a tool message fused two groups. */
+  #fallbackGroups(): GroupsSnapshot | undefined {
+    if (this.#groupSnap !== undefined) return this.#groupSnap;
+    if (this.length < this.#groupIndex().brokenAt) return undefined;
+    this.#groupSnap = computeGroups(this);
+    return this.#groupSnap;
   }
 
   /**

@@ -71,9 +71,8 @@ function validateAdded(plan: CompactionPlan, from: number, log: ThreadLog): Read
       touched.add(log.groupIndexOf(hint));
     }
   }
-  const groups = log.groups;
   checkGroups(
-    [...touched].map((g) => groups[g]!),
+    [...touched].map((g) => log.groupAt(g)),
     resolveForLog(plan, log),
     problems,
   );

@@ -2,7 +2,7 @@ import { BudgetInfeasibleError } from "../errors/ledger-error.js";
 import type { Group } from "../log/groups.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, extendPlan, type PlanAction } from "../plan/compaction-plan.js";
-import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
+import { decisionAt, resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
 import { pendingResultText } from "../render/placeholders.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
 
@@ -16,14 +16,24 @@ export interface DropOldestOptions {
   readonly strategy?: string;
 }
 
-/** Whether compaction may never remove a group: system prompt, pinned messages, pending calls. */
-export function isPinnedGroup(log: ThreadLog, group: Group, lastUserSeq: number): boolean {
-  if (group.kind === "system" || group.pending) return true;
-  return group.seqs.some((seq) => seq >= lastUserSeq || log.at(seq)!.meta.pinned === true);
+/**
+ * Indices of the groups compaction may never remove: system prompts and `meta.pinned` messages, pending calls,
+ * and everything from the last user message on (including results arriving there for older calls).
+ */
+export function pinnedGroups(log: ThreadLog): Set<number> {
+  const pinned = new Set<number>();
+  for (const seq of log.pinnedSeqs) pinned.add(log.groupIndexOf(seq));
+  for (const call of log.pendingCalls.values()) pinned.add(log.groupIndexOf(call.seq));
+  let lastUser = log.length;
+  while (lastUser > 0 && log.at(lastUser - 1)!.role !== "user") lastUser--;
+  for (let seq = lastUser > 0 ? lastUser - 1 : log.length; seq < log.length; seq++)
+    pinned.add(log.groupIndexOf(seq));
+  return pinned;
 }
 
 /** Tokens of the stub result the renderer adds for a group's pending calls (an upper bound in `hold` mode). */
 function pendingStubTokens(log: ThreadLog, group: Group, counter: MessageCounter): number {
+  if (!group.pending) return 0;
   const parts = [];
   for (const call of log.pendingCalls.values()) {
     if (group.seqs.includes(call.seq)) {
@@ -37,9 +47,20 @@ function pendingStubTokens(log: ThreadLog, group: Group, counter: MessageCounter
   return parts.length === 0 ? 0 : counter.countMessage({ role: "tool", parts });
 }
 
-function lastUserSeq(log: ThreadLog): number {
-  for (let seq = log.length - 1; seq >= 0; seq--) if (log.at(seq)!.role === "user") return seq;
-  return log.length;
+/** Tokens a group costs in the request under the current plan (0 when the plan drops it). */
+function groupTokens(
+  log: ThreadLog,
+  group: Group,
+  resolution: SeqResolution,
+  counter: MessageCounter,
+): number {
+  let sum = 0;
+  for (const seq of group.seqs) {
+    if (decisionAt(resolution, seq)?.kind === "drop") continue;
+    const message = log.at(seq)!;
+    sum += counter.countMessage(message, message.hash);
+  }
+  return sum === 0 ? 0 : sum + pendingStubTokens(log, group, counter);
 }
 
 interface CutMemo {
@@ -54,10 +75,11 @@ const cuts = new WeakMap<CompactionPlan, CutMemo>();
 
 /**
  * The hard fallback: extends `plan` with one drop action covering the oldest unpinned groups, so that what
- * remains fits the budget by the counter's own per-message counts. Walks groups from the newest backwards and
- * stops at the budget; on the plan it produced last turn it also stops at last turn's cut, so the cost grows with
- * what is kept, not with the thread's length. Returns the same plan (`toBe`) when it already fits; throws
- * `BudgetInfeasibleError` when pinned content alone does not fit.
+ * remains fits the budget by the counter's own per-message counts (pending-call stubs included). Pinned groups
+ * are paid for first; then groups are kept newest first until one does not fit, and everything older goes. On
+ * the plan it produced last turn it stops at last turn's cut, so a turn costs what it keeps, not the thread's
+ * length. Returns the same plan (`toBe`) when it already fits; throws `BudgetInfeasibleError` when pinned
+ * content alone does not fit.
  */
 export function dropOldestToFit(
   log: ThreadLog,
@@ -66,50 +88,34 @@ export function dropOldestToFit(
 ): CompactionPlan {
   const resolution = resolveForLog(plan, log);
   const limit = options.budget - (options.reserve ?? 0) - options.counter.requestOverhead;
-  const groups = log.groups;
-  const userSeq = lastUserSeq(log);
   const memo = cuts.get(plan);
   const known = memo !== undefined && log.extends(memo.log) ? memo : undefined;
-  const tokensOf = (group: Group): number => {
-    let sum = 0;
-    for (const seq of group.seqs) {
-      if (decisionAt(resolution, seq)?.kind === "drop") continue;
-      const message = log.at(seq)!;
-      sum += options.counter.countMessage(message, message.hash);
-    }
-    return group.pending ? sum + pendingStubTokens(log, group, options.counter) : sum;
-  };
-  // Pass 1: pinned groups stay whatever happens, so pay for all of them before keeping anything else.
   const stop = known?.cut ?? 0;
-  const pinnedSet = new Set<number>();
-  let pinned = 0;
-  const older: Group[] = []; // ascending: unpinned since last turn, behind last turn's cut
-  const newer: Group[] = []; // descending: found by this turn's scan
-  for (let g = stop; g < groups.length; g++) {
-    if (isPinnedGroup(log, groups[g]!, userSeq)) pinnedSet.add(g);
+  const pinned = pinnedGroups(log);
+  let pinnedTokens = 0;
+  for (const g of pinned) pinnedTokens += groupTokens(log, log.groupAt(g), resolution, options.counter);
+  if (pinnedTokens > limit) {
+    throw new BudgetInfeasibleError("pinned content alone exceeds the budget", pinnedTokens, limit, {
+      threadId: log.threadId,
+    });
   }
-  // Groups behind last turn's cut stayed only because they were pinned: keep paying for those still pinned and
-  // drop the ones that no longer are (a call answered since, an older user turn).
-  for (const g of known?.olderPinned ?? []) {
-    if (isPinnedGroup(log, groups[g]!, userSeq)) pinnedSet.add(g);
-    else older.push(groups[g]!);
-  }
-  for (const g of pinnedSet) pinned += tokensOf(groups[g]!);
-  // Pass 2, newest first: keep whole unpinned groups while they fit; everything older than the first misfit goes.
+  // Behind last turn's cut only pinned groups stayed; drop those no longer pinned (a call answered since, an
+  // older user turn).
+  const older: Group[] = (known?.olderPinned ?? []).filter((g) => !pinned.has(g)).map((g) => log.groupAt(g));
+  const newer: Group[] = []; // descending
   let kept = 0;
-  let cut = groups.length;
+  let cut = log.groupCount;
   let full = false;
-  for (let g = groups.length - 1; g >= stop; g--) {
-    if (pinnedSet.has(g)) continue;
-    const group = groups[g]!;
+  for (let g = log.groupCount - 1; g >= stop; g--) {
+    if (pinned.has(g)) continue;
+    const group = log.groupAt(g);
     if (full) {
-      // Past the cut everything unpinned goes; only skip groups the plan drops already.
-      if (!group.seqs.every((seq) => decisionAt(resolution, seq)?.kind === "drop")) newer.push(group);
+      if (decisionAt(resolution, group.seqs[0]!)?.kind !== "drop") newer.push(group);
       continue;
     }
-    const cost = tokensOf(group);
+    const cost = groupTokens(log, group, resolution, options.counter);
     if (cost === 0) continue;
-    if (pinned + kept + cost <= limit) {
+    if (pinnedTokens + kept + cost <= limit) {
       kept += cost;
       cut = g;
     } else {
@@ -117,27 +123,27 @@ export function dropOldestToFit(
       newer.push(group);
     }
   }
-  if (!full) cut = stop;
-  const olderPinned = [...pinnedSet].filter((g) => g < cut).sort((a, b) => a - b);
-  if (pinned > limit) {
-    throw new BudgetInfeasibleError("pinned content alone exceeds the budget", pinned, limit, {
-      threadId: log.threadId,
-    });
-  }
+  if (!full) cut = Math.min(cut, stop);
   if (older.length + newer.length === 0) return plan;
-  // Both lists are already ordered and every `older` group precedes every `newer` one: no sort needed.
+  const next = extendPlan(plan, [dropAction(older, newer, options)], log.length);
+  cuts.set(next, { log, cut, olderPinned: [...pinned].filter((g) => g < cut).sort((a, b) => a - b) });
+  return next;
+}
+
+function dropAction(
+  older: ReadonlyArray<Group>,
+  newer: ReadonlyArray<Group>,
+  options: DropOldestOptions,
+): PlanAction {
+  // Both lists are ordered and every `older` group precedes every `newer` one: no sort needed.
   const span: string[] = [];
   for (const group of older) for (const id of group.messageIds) span.push(id);
   for (let i = newer.length - 1; i >= 0; i--) for (const id of newer[i]!.messageIds) span.push(id);
-  const dropped = older.length + newer.length;
-  const action: PlanAction = {
+  return {
     kind: "drop",
     span,
     record: { kind: "drop", reason: "over budget: oldest unpinned groups" },
     strategy: options.strategy ?? "dropOldestToFit",
-    reason: `${dropped} oldest group(s) dropped to fit ${options.budget} tokens`,
+    reason: `${older.length + newer.length} oldest group(s) dropped to fit ${options.budget} tokens`,
   };
-  const next = extendPlan(plan, [action], log.length);
-  cuts.set(next, { log, cut, olderPinned });
-  return next;
 }
