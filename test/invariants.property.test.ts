@@ -126,6 +126,29 @@ describe("derived views", () => {
       fcParams(RUNS),
     );
   });
+
+  it("every earlier log value keeps its own groups and pinned seqs after later appends share the index", () => {
+    fc.assert(
+      fc.property(arbitraryBatches(), (batches) => {
+        const values = [ThreadLog.empty("t")];
+        for (const batch of batches) values.push(values[values.length - 1]!.append(batch));
+        // Ask the newest value first, so the shared index is extended past every earlier value.
+        for (const log of [...values].reverse()) {
+          const scratch = computeGroups(log);
+          expect(log.groupCount).toBe(scratch.groups.length);
+          expect(JSON.stringify(scratch.groups.map((_, i) => log.groupAt(i)))).toBe(
+            JSON.stringify(scratch.groups),
+          );
+          expect(JSON.stringify(log.groups)).toBe(JSON.stringify(scratch.groups));
+          const pinned = log.messages
+            .filter((m) => m.role === "system" || m.meta.pinned === true)
+            .map((m) => m.seq);
+          expect(log.pinnedSeqs).toEqual(pinned);
+        }
+      }),
+      fcParams(RUNS),
+    );
+  });
 });
 
 describe("append is atomic", () => {

@@ -483,10 +483,7 @@ describe("groups", () => {
     ]);
   });
 
-  // BUG (groups.ts, computeGroups ~lines 99-103): `target` is not updated when mergeInto keeps the *other* group
-  // (the lower index). A tool message answering three assistant messages, the second of which already sits in a
-  // lower-index group, moves the first into that group but then merges the third into the emptied stale slot:
-  // seq 3 ends up alone in a group although seq 5 answers its call. Fix: `target = mergeInto(...)` returning keep.
+  // Regression: after one fusion the next merge must go into the surviving group, not the emptied one.
   it("fuses all groups touched by one tool message even after an earlier fusion", () => {
     const log = ThreadLog.from("t", [
       calls("x"), // 0, group 0
