@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, expectTypeOf, it } from "vitest";
+import { validationError } from "../../test/support/builders.js";
 import { ValidationError } from "../errors/ledger-error.js";
 import {
   exportTranscript,
@@ -14,16 +15,6 @@ import type { TranscriptLine, TranscriptLineFromSchema } from "./transcript-line
 
 const j = (value: unknown): string => JSON.stringify(value);
 const jsonl = (...lines: unknown[]): string => lines.map((l) => `${j(l)}\n`).join("");
-
-function validationError(fn: () => unknown): ValidationError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationError);
-    return error as ValidationError;
-  }
-  throw new Error("expected a ValidationError, nothing was thrown");
-}
 
 describe("transcript line schema", () => {
   it("infers the hand-written TranscriptLine type", () => {

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { text, validationError } from "../../test/support/builders.js";
 import { ValidationError } from "../errors/ledger-error.js";
 import { computeGroups } from "./groups.js";
 import type { MessageInput, Part } from "./message.js";
@@ -9,7 +10,6 @@ import { turnIndexOf } from "./turns.js";
 // ---------------------------------------------------------------------------------------------------------------
 // builders
 
-const text = (t: string): Part => ({ type: "text", text: t });
 const callPart = (callId: string, name = "search"): Part => ({ type: "tool_call", callId, name, args: "{}" });
 const resultPart = (callId: string, content = "ok"): Part => ({ type: "tool_result", callId, content });
 
@@ -38,15 +38,6 @@ const results = (...ids: string[]): MessageInput => ({
 });
 
 /** Runs `fn`, expects a ValidationError and returns it. */
-function validationError(fn: () => unknown): ValidationError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationError);
-    return error as ValidationError;
-  }
-  throw new Error("expected a ValidationError, nothing was thrown");
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { records } from "../../test/support/builders.js";
 import { ThreadLog } from "../log/thread-log.js";
 import {
   type ActionKind,
@@ -13,14 +14,6 @@ import {
 } from "./compaction-plan.js";
 import { decisionAt, resolveForLog } from "./resolve-for-log.js";
 import { kindOf, normalizePlan, resolvePlan } from "./resolve-plan.js";
-
-const records: { readonly [K in ActionKind]: RecordByKind[K] } = {
-  include: { kind: "include" },
-  clear: { kind: "clear" },
-  summarize: { kind: "summarize", summary: "s", summarizerId: "m", promptVersion: "v1" },
-  externalize: { kind: "externalize", artifactId: "a", summary: "" },
-  drop: { kind: "drop", reason: "old" },
-};
 
 function act<K extends ActionKind>(kind: K, span: string[], record?: RecordByKind[K]): PlanAction {
   return { kind, span, record: record ?? records[kind], strategy: `by-${kind}`, reason: "" } as PlanAction;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { records, text } from "../../test/support/builders.js";
 import { PlanValidationError } from "../errors/ledger-error.js";
 import type { MessageInput, Part } from "../log/message.js";
 import { ThreadLog } from "../log/thread-log.js";
@@ -9,24 +10,14 @@ import {
   emptyPlan,
   extendPlan,
   type PlanAction,
-  type RecordByKind,
 } from "./compaction-plan.js";
 import { assertPlanValid, type PlanProblem, validatePlan } from "./validate-plan.js";
 
-const text = (t: string): Part => ({ type: "text", text: t });
 const call = (callId: string): Part => ({ type: "tool_call", callId, name: "search", args: "{}" });
 const result = (callId: string): Part => ({ type: "tool_result", callId, content: "out" });
 const user = (id: string): MessageInput => ({ id, role: "user", parts: [text(id)] });
 const assistant = (id: string, ...parts: Part[]): MessageInput => ({ id, role: "assistant", parts });
 const tool = (id: string, ...parts: Part[]): MessageInput => ({ id, role: "tool", parts });
-
-const records: { readonly [K in ActionKind]: RecordByKind[K] } = {
-  include: { kind: "include" },
-  clear: { kind: "clear" },
-  summarize: { kind: "summarize", summary: "s", summarizerId: "m", promptVersion: "v1" },
-  externalize: { kind: "externalize", artifactId: "a", summary: "" },
-  drop: { kind: "drop", reason: "old" },
-};
 
 function act<K extends ActionKind>(kind: K, span: string[]): PlanAction {
   return { kind, span, record: records[kind], strategy: "test", reason: "" } as PlanAction;

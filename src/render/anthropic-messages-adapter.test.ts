@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { neutralMessages } from "../../test/support/arbitrary-conversation.js";
-import type { Part } from "../log/message.js";
+import { call, result, text } from "../../test/support/builders.js";
 import {
   CONVERSATION_CONTINUES,
   EMPTY_MESSAGE,
@@ -9,17 +9,6 @@ import {
 } from "./anthropic-messages-adapter.js";
 import { validateAnthropicMessages } from "./anthropic-messages-rules.js";
 
-const call = (callId: string, args = "{}", name = "bash"): Part => ({
-  type: "tool_call",
-  callId,
-  name,
-  args,
-});
-const result = (callId: string, content: string, isError?: boolean): Part =>
-  isError === undefined
-    ? { type: "tool_result", callId, content }
-    : { type: "tool_result", callId, content, isError };
-const text = (t: string): Part => ({ type: "text", text: t });
 /** A message's blocks as plain records, for reading fields that only some block types have. */
 const blocksOf = (m: { readonly content: unknown } | undefined): ReadonlyArray<Record<string, unknown>> =>
   Array.isArray(m?.content) ? (m.content as Record<string, unknown>[]) : [];

@@ -1,22 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { neutralMessages } from "../../test/support/arbitrary-conversation.js";
+import { call, result, text } from "../../test/support/builders.js";
 import { listTrajectories, trajectoriesAvailable } from "../../test/support/trajectories.js";
 import type { Part } from "../log/message.js";
 import { toOpenAIChat } from "./openai-chat-adapter.js";
 import { validateOpenAIChat } from "./openai-chat-rules.js";
 import type { RenderedPrompt } from "./rendered-prompt.js";
-
-const call = (callId: string, args = "{}", name = "bash"): Part => ({
-  type: "tool_call",
-  callId,
-  name,
-  args,
-});
-const result = (callId: string, content: string, isError?: boolean): Part =>
-  isError === undefined
-    ? { type: "tool_result", callId, content }
-    : { type: "tool_result", callId, content, isError };
-const text = (t: string): Part => ({ type: "text", text: t });
 
 describe("toOpenAIChat", () => {
   it("maps system, user and assistant text to string content", () => {

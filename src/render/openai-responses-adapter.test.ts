@@ -1,17 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { neutralMessages } from "../../test/support/arbitrary-conversation.js";
+import { call, text } from "../../test/support/builders.js";
 import type { Part } from "../log/message.js";
 import { toOpenAIResponses } from "./openai-responses-adapter.js";
 import { validateOpenAIResponses } from "./openai-responses-rules.js";
 
-const call = (callId: string, args = "{}", name = "bash"): Part => ({
-  type: "tool_call",
-  callId,
-  name,
-  args,
-});
 const result = (callId: string, content: string): Part => ({ type: "tool_result", callId, content });
-const text = (t: string): Part => ({ type: "text", text: t });
 
 describe("toOpenAIResponses", () => {
   it("puts the leading system messages in instructions and keeps a later one in place", () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { fusedIdReuseLog } from "../../test/support/arbitrary-log.js";
+import { text } from "../../test/support/builders.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";
 import { PlanValidationError } from "../errors/ledger-error.js";
 import type { MessageInput, Part } from "../log/message.js";
@@ -17,7 +18,6 @@ import { pendingResultText, pointerText, summaryText } from "./placeholders.js";
 import { renderPrompt } from "./render-prompt.js";
 import type { RenderedPrompt } from "./rendered-prompt.js";
 
-const text = (t: string): Part => ({ type: "text", text: t });
 const call = (callId: string, name = "search", args = '{"q":"x"}'): Part => ({
   type: "tool_call",
   callId,
