@@ -1,5 +1,4 @@
 import { PlanValidationError } from "../errors/ledger-error.js";
-import type { Group } from "../log/groups.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import { type ActionKind, type CompactionPlan, parentOf } from "./compaction-plan.js";
 import { decisionAt, resolveForLog, type SeqResolution } from "./resolve-for-log.js";
@@ -61,21 +60,8 @@ export function validatePlan(plan: CompactionPlan, log: ThreadLog): ReadonlyArra
 
 function validateAdded(plan: CompactionPlan, from: number, log: ThreadLog): ReadonlyArray<PlanProblem> {
   const problems: PlanProblem[] = [];
-  checkSpans(plan, log, problems, from);
-  if (problems.length > 0) return problems;
-  const touched = new Set<number>();
-  for (const action of plan.actions.slice(from)) {
-    let hint = -1;
-    for (const id of action.span) {
-      hint = log.seqOf(id, hint + 1)!;
-      touched.add(log.groupIndexOf(hint));
-    }
-  }
-  checkGroups(
-    [...touched].map((g) => log.groupAt(g)),
-    resolveForLog(plan, log),
-    problems,
-  );
+  const touched = checkSpans(plan, log, problems, from);
+  if (problems.length === 0) checkGroups(touched, log, resolveForLog(plan, log), problems);
   return problems;
 }
 
@@ -94,8 +80,8 @@ function validateWhole(plan: CompactionPlan, log: ThreadLog): ReadonlyArray<Plan
       message: `plan is based on seq ${plan.basedOnSeq} but the log has only ${log.length} messages`,
     });
   }
-  checkSpans(plan, log, problems, 0);
-  if (problems.length === 0) checkGroups(log.groups, resolveForLog(plan, log), problems);
+  const touched = checkSpans(plan, log, problems, 0);
+  if (problems.length === 0) checkGroups(touched, log, resolveForLog(plan, log), problems);
   return problems;
 }
 
@@ -110,9 +96,15 @@ export function assertPlanValid(plan: CompactionPlan, log: ThreadLog): void {
   }
 }
 
-function checkSpans(plan: CompactionPlan, log: ThreadLog, problems: PlanProblem[], from: number): void {
+/**
+ * Checks the spans of actions `from` on and returns the indices of the groups they touch: only those can break a
+ * group rule, since every other group is entirely included.
+ */
+function checkSpans(plan: CompactionPlan, log: ThreadLog, problems: PlanProblem[], from: number): number[] {
   // lastSeenBy[seq] = 1 + index of the last action naming seq: finds duplicates without a Set per span.
   const lastSeenBy = new Int32Array(log.length);
+  const marked = new Uint8Array(log.groupCount);
+  const touched: number[] = [];
   plan.actions.forEach((action, actionIndex) => {
     if (actionIndex < from) return;
     const where = `action ${actionIndex} (${action.kind} by ${action.strategy})`;
@@ -145,6 +137,11 @@ function checkSpans(plan: CompactionPlan, log: ThreadLog, problems: PlanProblem[
       }
       lastSeenBy[seq] = actionIndex + 1;
       hint = seq;
+      const group = log.groupIndexOf(seq);
+      if (marked[group] === 0) {
+        marked[group] = 1;
+        touched.push(group);
+      }
       if (seq >= plan.basedOnSeq) {
         problems.push({
           code: "future_id",
@@ -155,11 +152,18 @@ function checkSpans(plan: CompactionPlan, log: ThreadLog, problems: PlanProblem[
       }
     }
   });
+  return touched;
 }
 
-function checkGroups(groups: ReadonlyArray<Group>, resolved: SeqResolution, problems: PlanProblem[]): void {
+function checkGroups(
+  touched: ReadonlyArray<number>,
+  log: ThreadLog,
+  resolved: SeqResolution,
+  problems: PlanProblem[],
+): void {
   const kindAt = (seq: number): ActionKind => decisionAt(resolved, seq)?.kind ?? "include";
-  for (const group of groups) {
+  for (const index of touched) {
+    const group = log.groupAt(index);
     if (group.pending) {
       const touched = group.seqs.findIndex((seq) => kindAt(seq) !== "include");
       if (touched >= 0) {
