@@ -16,26 +16,13 @@ import { dropOldestToFit } from "../src/strategies/drop-oldest-to-fit.js";
 import type { MessageCounter } from "../src/tokens/tokenizer.js";
 import { benchCounter } from "./support/bench-counter.js";
 import { generatedMessages, trajectoryMessages } from "./support/datasets.js";
+import { floorStep } from "./support/floor.js";
 import { ms, sinkValue, summarize, type Timing, time } from "./support/stats.js";
 
 const FULL = process.argv.includes("--full");
 const BUDGET = 100_000;
 const ROUNDS = FULL ? 15 : 7;
 const SIZES = [1_000, 10_000, 100_000];
-
-/** The floor: per-message chat objects and counts, cut from the end to the budget, stringified. */
-function floorStep(
-  chat: ReadonlyArray<object>,
-  counts: number[],
-  fresh: ReadonlyArray<Message>,
-  counter: MessageCounter,
-): string {
-  for (const m of fresh) counts.push(counter.countMessage(m));
-  let used = counter.requestOverhead + counts[0]!;
-  let start = counts.length;
-  while (start > 1 && used + counts[start - 1]! <= BUDGET) used += counts[--start]!;
-  return JSON.stringify({ messages: [chat[0], ...chat.slice(start, counts.length)] });
-}
 
 function chatShape(m: Message): object {
   return { role: m.role, parts: m.parts };
@@ -68,7 +55,7 @@ function runSize(dataset: string, all: MessageInput[], size: number, makeCounter
     const next = log.append(fresh);
     const added = next.messages.slice(log.length);
     for (const m of added) chat.push(chatShape(m));
-    const tFloor = time(() => floorStep(chat, counts, added, counter));
+    const tFloor = time(() => floorStep(chat, counts, added, counter, BUDGET));
     const tWarm = time(() => {
       plan = dropOldestToFit(next, plan, { counter, budget: BUDGET });
       previous = renderPrompt(next, plan, { counter, previous });

@@ -1,21 +1,11 @@
+import { createTokenizer } from "../../src/tokens/create-tokenizer.js";
+import { createMessageCounter } from "../../src/tokens/message-counter.js";
 import type { MessageCounter } from "../../src/tokens/tokenizer.js";
-import { simpleCounter } from "../../test/support/simple-counter.js";
 
-/** The message counter the render benchmarks use (counts cached by content hash). */
+/**
+ * The message counter every render benchmark uses, floor and peers included: exact gpt-4o (o200k_base) counts
+ * with OpenAI's message framing, cached by content hash.
+ */
 export function benchCounter(): MessageCounter {
-  const inner = simpleCounter();
-  const cache = new Map<string, number>();
-  return {
-    id: inner.id,
-    requestOverhead: inner.requestOverhead,
-    countMessage(message, hash) {
-      if (hash === undefined) return inner.countMessage(message);
-      let n = cache.get(hash);
-      if (n === undefined) {
-        n = inner.countMessage(message);
-        cache.set(hash, n);
-      }
-      return n;
-    },
-  };
+  return createMessageCounter(createTokenizer({ model: "gpt-4o" }), "openai", { cacheSize: 400_000 });
 }

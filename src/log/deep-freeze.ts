@@ -6,7 +6,10 @@ export function deepFreeze<T>(value: T): T {
   if (value === null || typeof value !== "object" || Object.isFrozen(value)) return value;
   Object.freeze(value);
   if (Array.isArray(value)) {
-    for (const item of value) if (item !== null && typeof item === "object") deepFreeze(item);
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (item !== null && typeof item === "object") deepFreeze(item);
+    }
   } else {
     for (const key of Object.keys(value)) {
       const item = (value as Record<string, unknown>)[key];

@@ -88,6 +88,7 @@ export class ThreadLog {
   #groups: ReadonlyArray<Group> | undefined;
   #groupSnap: GroupsSnapshot | undefined;
   #pinned: ReadonlyArray<number> | undefined;
+  #view: GroupIndex | GroupsSnapshot | undefined;
   #turns: ReadonlyArray<Turn> | undefined;
 
   private constructor(
@@ -193,19 +194,30 @@ export class ThreadLog {
 
   /** Number of groups; O(log n), without building the `groups` array. */
   get groupCount(): number {
-    return this.#fallbackGroups()?.groups.length ?? this.#groupIndex().countAt(this.length);
+    const view = this.#groupView();
+    return view instanceof GroupIndex ? view.countAt(this.length) : view.groups.length;
   }
 
   /** The group at an index (0 ≤ index < groupCount), without building the `groups` array. */
   groupAt(index: number): Group {
-    return this.#fallbackGroups()?.groups[index] ?? this.#groupIndex().groupAt(index, this.length);
+    const view = this.#groupView();
+    return view instanceof GroupIndex ? view.groupAt(index, this.length) : view.groups[index]!;
   }
 
   /** The index of the group holding a seq, or -1. */
   groupIndexOf(seq: number): number {
     if (seq < 0 || seq >= this.length) return -1;
-    const fallback = this.#fallbackGroups();
-    return fallback !== undefined ? fallback.indexBySeq[seq]! : this.#groupIndex().indexOf(seq);
+    const view = this.#groupView();
+    return view instanceof GroupIndex ? view.indexOf(seq) : view.indexBySeq[seq]!;
+  }
+
+  /**
+   * Where this value reads its groups: the history's shared index (extended to this length once; it only grows
+   * after that, so the reference stays valid) or, after a fusion, a snapshot computed from scratch.
+   */
+  #groupView(): GroupIndex | GroupsSnapshot {
+    this.#view ??= this.#fallbackGroups() ?? this.#groupIndex();
+    return this.#view;
   }
 
   /** Seqs of messages pinned by nature or by the caller (system messages and `meta.pinned`), ascending. */

@@ -66,7 +66,10 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
     decisions.push({ kind: action.kind, actionIndex, action });
     const rank = PRECEDENCE[action.kind];
     let hint = -1;
-    for (const id of action.span) {
+    const span = action.span;
+    // Indexed loops: iterating frozen arrays with for-of is several times slower in V8.
+    for (let i = 0; i < span.length; i++) {
+      const id = span[i]!;
       const seq = log.seqOf(id, hint + 1);
       if (seq === undefined) {
         unknownIds.push(id);

@@ -116,7 +116,9 @@ function checkSpans(plan: CompactionPlan, log: ThreadLog, problems: PlanProblem[
       });
     }
     let hint = -1;
-    for (const id of action.span) {
+    const span = action.span;
+    for (let i = 0; i < span.length; i++) {
+      const id = span[i]!;
       const seq = log.seqOf(id, hint + 1);
       if (seq === undefined) {
         problems.push({
@@ -155,6 +157,15 @@ function checkSpans(plan: CompactionPlan, log: ThreadLog, problems: PlanProblem[
   return touched;
 }
 
+/** True when one action (or none) governs every message of a group: such a group is never split. */
+function governedByOneAction(seqs: ReadonlyArray<number>, resolved: SeqResolution): boolean {
+  const table = resolved.actionAt;
+  const at = (seq: number): number => (seq < table.length ? table[seq]! : -1);
+  const first = at(seqs[0]!);
+  for (let i = 1; i < seqs.length; i++) if (at(seqs[i]!) !== first) return false;
+  return true;
+}
+
 function checkGroups(
   touched: ReadonlyArray<number>,
   log: ThreadLog,
@@ -164,6 +175,7 @@ function checkGroups(
   const kindAt = (seq: number): ActionKind => decisionAt(resolved, seq)?.kind ?? "include";
   for (const index of touched) {
     const group = log.groupAt(index);
+    if (!group.pending && governedByOneAction(group.seqs, resolved)) continue;
     if (group.pending) {
       const touched = group.seqs.findIndex((seq) => kindAt(seq) !== "include");
       if (touched >= 0) {

@@ -47,6 +47,11 @@ interface MemoEntry {
 
 // Rendered form of a log message under one action, per counter: logs are immutable, so this never goes stale.
 const memoByCounter = new WeakMap<MessageCounter, WeakMap<Message, MemoEntry>>();
+// Stub results of a call message's pending calls, per counter, keyed by which calls are pending.
+const stubMemoByCounter = new WeakMap<
+  MessageCounter,
+  WeakMap<Message, { key: string; rendered: RenderedMessage }>
+>();
 
 /**
  * Renders log + plan into the provider-neutral request a model receives. Dropped messages are omitted,
@@ -75,6 +80,7 @@ class RenderContext {
   readonly #placed = new Set<number>();
   readonly #emittedSpans = new Set<number>();
   readonly #memo: WeakMap<Message, MemoEntry>;
+  readonly #stubMemo: WeakMap<Message, { key: string; rendered: RenderedMessage }>;
   readonly #pendingSeqs: ReadonlySet<number>;
 
   constructor(
@@ -88,6 +94,12 @@ class RenderContext {
       memoByCounter.set(options.counter, memo);
     }
     this.#memo = memo;
+    let stubMemo = stubMemoByCounter.get(options.counter);
+    if (stubMemo === undefined) {
+      stubMemo = new WeakMap();
+      stubMemoByCounter.set(options.counter, stubMemo);
+    }
+    this.#stubMemo = stubMemo;
     this.#pendingSeqs = new Set([...log.pendingCalls.values()].map((c) => c.seq));
   }
 
@@ -201,7 +213,22 @@ class RenderContext {
         stubs.push({ type: "tool_result", callId: part.callId, content: pendingResultText(part.name) });
       }
     }
-    if (stubs.length > 0) this.#push("tool", stubs, "pending_stub", []);
+    if (stubs.length === 0) return;
+    // The stub depends only on which calls of this message are pending: reuse it while that stays the same.
+    const key = stubs.map((p) => (p as ToolResultPart).callId).join("\u0000");
+    const hit = this.#stubMemo.get(call);
+    if (hit !== undefined && hit.key === key) {
+      this.out.push(hit.rendered);
+      return;
+    }
+    const rendered = makeRendered(
+      "tool",
+      stubs,
+      { kind: "pending_stub", sourceIds: [], synthetic: true },
+      this.options.counter,
+    );
+    this.#stubMemo.set(call, { key, rendered });
+    this.out.push(rendered);
   }
 
   #decisionOf(id: string): Decision | undefined {

@@ -31,20 +31,34 @@ export function pinnedGroups(log: ThreadLog): Set<number> {
   return pinned;
 }
 
+// Stub tokens per counter and group version: a pending group's version only changes when a result arrives.
+const stubTokens = new WeakMap<MessageCounter, WeakMap<Group, number>>();
+
 /** Tokens of the stub result the renderer adds for a group's pending calls (an upper bound in `hold` mode). */
 function pendingStubTokens(log: ThreadLog, group: Group, counter: MessageCounter): number {
   if (!group.pending) return 0;
+  let memo = stubTokens.get(counter);
+  if (memo === undefined) {
+    memo = new WeakMap();
+    stubTokens.set(counter, memo);
+  }
+  const known = memo.get(group);
+  if (known !== undefined) return known;
   const parts = [];
-  for (const call of log.pendingCalls.values()) {
-    if (group.seqs.includes(call.seq)) {
-      parts.push({
-        type: "tool_result" as const,
-        callId: call.callId,
-        content: pendingResultText(call.name),
-      });
+  for (const seq of group.seqs) {
+    for (const part of log.at(seq)!.parts) {
+      if (part.type === "tool_call" && log.pendingCalls.get(part.callId)?.seq === seq) {
+        parts.push({
+          type: "tool_result" as const,
+          callId: part.callId,
+          content: pendingResultText(part.name),
+        });
+      }
     }
   }
-  return parts.length === 0 ? 0 : counter.countMessage({ role: "tool", parts });
+  const tokens = parts.length === 0 ? 0 : counter.countMessage({ role: "tool", parts });
+  memo.set(group, tokens);
+  return tokens;
 }
 
 /** Tokens a group costs in the request under the current plan (0 when the plan drops it). */
@@ -137,8 +151,11 @@ function dropAction(
 ): PlanAction {
   // Both lists are ordered and every `older` group precedes every `newer` one: no sort needed.
   const span: string[] = [];
-  for (const group of older) for (const id of group.messageIds) span.push(id);
-  for (let i = newer.length - 1; i >= 0; i--) for (const id of newer[i]!.messageIds) span.push(id);
+  const add = (ids: ReadonlyArray<string>): void => {
+    for (let i = 0; i < ids.length; i++) span.push(ids[i]!);
+  };
+  for (let i = 0; i < older.length; i++) add(older[i]!.messageIds);
+  for (let i = newer.length - 1; i >= 0; i--) add(newer[i]!.messageIds);
   return {
     kind: "drop",
     span,
