@@ -24,6 +24,7 @@ import { dropOldestToFit } from "../src/strategies/drop-oldest-to-fit.js";
 import { createTokenizer } from "../src/tokens/create-tokenizer.js";
 import { createMessageCounter } from "../src/tokens/message-counter.js";
 import type { MessageCounter } from "../src/tokens/tokenizer.js";
+import { repoRoot } from "../test/support/repo-root.js";
 import { generatedMessages, trajectoryMessages } from "./support/datasets.js";
 import { floorStep } from "./support/floor.js";
 import {
@@ -90,12 +91,7 @@ function boundary(all: ReadonlyArray<MessageInput>, end: number): number {
 }
 
 function versionOf(pkg: string): string {
-  const path = join(
-    import.meta.dirname,
-    "..",
-    pkg === "context-ledger" ? "" : `node_modules/${pkg}`,
-    "package.json",
-  );
+  const path = join(repoRoot, pkg === "context-ledger" ? "" : `node_modules/${pkg}`, "package.json");
   return (JSON.parse(readFileSync(path, "utf8")) as { version: string }).version;
 }
 
@@ -660,7 +656,7 @@ async function main(): Promise<void> {
   console.log(sweepTable(sweeps));
   for (const s of SKIPPED) console.log(`\nSkipped ${s.peer}: ${s.reason}.`);
   writeFileSync(
-    join(import.meta.dirname, "results/peers.json"),
+    join(repoRoot, "benchmarks/results/peers.json"),
     `${JSON.stringify(
       {
         budget: BUDGET,

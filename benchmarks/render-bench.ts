@@ -14,6 +14,7 @@ import { renderPrompt } from "../src/render/render-prompt.js";
 import type { RenderedPrompt } from "../src/render/rendered-prompt.js";
 import { dropOldestToFit } from "../src/strategies/drop-oldest-to-fit.js";
 import type { MessageCounter } from "../src/tokens/tokenizer.js";
+import { repoRoot } from "../test/support/repo-root.js";
 import { benchCounter } from "./support/bench-counter.js";
 import { generatedMessages, trajectoryMessages } from "./support/datasets.js";
 import { floorStep } from "./support/floor.js";
@@ -120,7 +121,7 @@ function main(): void {
   ].join("\n");
   console.log(table);
   writeFileSync(
-    join(import.meta.dirname, "results/render.json"),
+    join(repoRoot, "benchmarks/results/render.json"),
     `${JSON.stringify({ budget: BUDGET, rounds: ROUNDS, rows, node: process.version }, null, 2)}\n`,
   );
   console.error(`(sink ${sinkValue()})`);

@@ -1,22 +1,25 @@
 /**
- * Runs every benchmark script, one after another in its own process so they do not disturb each other.
- * Pass `--full` for the longer runs. Results land in benchmarks/results/*.json; tables are printed.
+ * Runs every benchmark script one after another, each in its own process so they do not disturb each other.
+ * `npm run bench` compiles with tsc first and runs plain node on the output: what users run, without tsx's
+ * keep-names wrappers (measured to double the cold render path). Pass `--full` for the longer runs.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { extname, join } from "node:path";
 
-const scripts = ["tokenizer-bench.ts", "render-bench.ts", "peers-bench.ts"];
+const compiled = extname(import.meta.filename) === ".js";
+const scripts = ["tokenizer-bench", "render-bench", "peers-bench"];
 const extra = process.argv.slice(2);
 let failed = 0;
-for (const script of scripts) {
-  const path = join(import.meta.dirname, script);
+for (const name of scripts) {
+  const path = join(import.meta.dirname, `${name}${compiled ? ".js" : ".ts"}`);
   if (!existsSync(path)) continue;
-  console.log(`\n## ${script}\n`);
-  const run = spawnSync(process.execPath, ["--import", "tsx", path, ...extra], { stdio: "inherit" });
+  console.log(`\n## ${name}\n`);
+  const args = compiled ? [path, ...extra] : ["--import", "tsx", path, ...extra];
+  const run = spawnSync(process.execPath, args, { stdio: "inherit" });
   if (run.status !== 0) {
     failed++;
-    console.error(`${script} exited with ${run.status}`);
+    console.error(`${name} exited with ${run.status}`);
   }
 }
 process.exitCode = failed === 0 ? 0 : 1;

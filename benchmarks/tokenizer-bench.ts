@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { Tiktoken, type TiktokenBPE } from "js-tiktoken/lite";
 import { createBpeTokenizer } from "../src/tokens/bpe-tokenizer.js";
 import { type EncodingName, isEncodingName, loadEncodingData } from "../src/tokens/encoding-data.js";
+import { repoRoot } from "../test/support/repo-root.js";
 import { listTrajectories } from "../test/support/trajectories.js";
 import { consume, ms, sinkValue, summarize, type Timing } from "./support/stats.js";
 
@@ -310,7 +311,7 @@ async function main(): Promise<void> {
     capMs: CAP_MS,
     mismatches: [...new Set(wrong)],
   };
-  const dir = join(import.meta.dirname, "results");
+  const dir = join(repoRoot, "benchmarks/results");
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "tokenizer.json"), `${JSON.stringify(results, null, 2)}\n`);
   console.log(`wrote benchmarks/results/tokenizer.json (sink ${sinkValue()})`);

@@ -108,6 +108,11 @@ export class GroupIndex {
     return this.#versions[index]![v]!;
   }
 
+  /** The seq → group index table (shared; read only below the caller's length). */
+  indexTable(): ArrayLike<number> {
+    return this.#indexBySeq;
+  }
+
   /** The group index of a seq. */
   indexOf(seq: number): number {
     return this.#indexBySeq[seq]!;

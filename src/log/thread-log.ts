@@ -21,6 +21,8 @@ export interface CallRef {
  */
 interface SharedStore {
   readonly messages: Message[];
+  /** `messages[i].id`, kept contiguous so span checks never touch message objects (cache misses add up). */
+  readonly ids: string[];
   readonly seqById: Map<string, number>;
   /** For each tool message seq: the seqs of the assistant messages whose calls it answers. */
   readonly answers: Map<number, ReadonlyArray<number>>;
@@ -34,6 +36,7 @@ interface SharedStore {
 
 function branchStore(store: SharedStore, length: number): SharedStore {
   const messages = store.messages.slice(0, length);
+  const ids = store.ids.slice(0, length);
   const seqById = new Map<string, number>();
   messages.forEach((m, i) => {
     seqById.set(m.id, i);
@@ -46,7 +49,7 @@ function branchStore(store: SharedStore, length: number): SharedStore {
     const kept = results.filter((r) => r < length);
     if (kept.length > 0) answeredBy.set(seq, kept);
   }
-  return { messages, seqById, answers, callSeqByPart, answeredBy };
+  return { messages, ids, seqById, answers, callSeqByPart, answeredBy };
 }
 
 interface BatchEntry {
@@ -112,6 +115,7 @@ export class ThreadLog {
       threadId,
       {
         messages: [],
+        ids: [],
         seqById: new Map(),
         answers: new Map(),
         callSeqByPart: new Map(),
@@ -204,6 +208,20 @@ export class ThreadLog {
     return view instanceof GroupIndex ? view.groupAt(index, this.length) : view.groups[index]!;
   }
 
+  /**
+   * The group index of every seq below `length`, as one contiguous table (for sweeps over the whole log; do not
+   * read past `length`).
+   */
+  groupIndexTable(): ArrayLike<number> {
+    const view = this.#groupView();
+    return view instanceof GroupIndex ? view.indexTable() : view.indexBySeq;
+  }
+
+  /** The ids of every seq below `length`, as one contiguous table (do not read past `length`). */
+  idTable(): ArrayLike<string> {
+    return this.#store.ids;
+  }
+
   /** The index of the group holding a seq, or -1. */
   groupIndexOf(seq: number): number {
     if (seq < 0 || seq >= this.length) return -1;
@@ -272,6 +290,7 @@ export class ThreadLog {
       this.#store.messages.length === this.length ? this.#store : branchStore(this.#store, this.length);
     for (const entry of prepared.entries) {
       store.messages.push(entry.message);
+      store.ids.push(entry.message.id);
       store.seqById.set(entry.message.id, entry.message.seq);
       if (entry.answers.length > 0) {
         store.answers.set(entry.message.seq, entry.answers);

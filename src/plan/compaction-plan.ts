@@ -129,11 +129,18 @@ export function nextPlan(
   actions: ReadonlyArray<PlanAction>,
   basedOnSeq: number,
 ): CompactionPlan {
-  const plan = deepFreeze({
+  // Freeze new actions without walking their spans: ids are strings, and a span can hold 100k of them.
+  for (const action of actions) {
+    if (Object.isFrozen(action)) continue;
+    Object.freeze(action.span);
+    deepFreeze(action.record);
+    Object.freeze(action);
+  }
+  const plan: CompactionPlan = Object.freeze({
     threadId: previous.threadId,
     version: previous.version + 1,
     basedOnSeq,
-    actions,
+    actions: Object.isFrozen(actions) ? actions : Object.freeze([...actions]),
   });
   if (basedOnSeq >= previous.basedOnSeq && previous.actions.every((a, i) => actions[i] === a)) {
     parents.set(plan, previous);

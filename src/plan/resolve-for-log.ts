@@ -61,6 +61,7 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
   const decisions: Decision[] = base === undefined ? [] : [...base.decisions];
   const unknownIds: string[] = base === undefined ? [] : [...base.unknownIds];
   let skippedIds = base?.skippedIds ?? false;
+  const idTable = log.idTable();
   for (let actionIndex = decisions.length; actionIndex < plan.actions.length; actionIndex++) {
     const action = plan.actions[actionIndex]!;
     decisions.push({ kind: action.kind, actionIndex, action });
@@ -70,7 +71,8 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
     // Indexed loops: iterating frozen arrays with for-of is several times slower in V8.
     for (let i = 0; i < span.length; i++) {
       const id = span[i]!;
-      const seq = log.seqOf(id, hint + 1);
+      // Spans list ids in log order: check the next seq in the contiguous id table before hashing the id.
+      const seq = idTable[hint + 1] === id && hint + 1 < log.length ? hint + 1 : log.seqOf(id);
       if (seq === undefined) {
         unknownIds.push(id);
         skippedIds = true;

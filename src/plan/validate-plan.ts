@@ -81,7 +81,12 @@ function validateWhole(plan: CompactionPlan, log: ThreadLog): ReadonlyArray<Plan
     });
   }
   const touched = checkSpans(plan, log, problems, 0);
-  if (problems.length === 0) checkGroups(touched, log, resolveForLog(plan, log), problems);
+  if (problems.length > 0) return problems;
+  const resolved = resolveForLog(plan, log);
+  // A plan touching many groups is checked in one sweep over contiguous tables; reading thousands of scattered
+  // group objects costs far more than reading every seq once.
+  if (touched.length * 8 > log.groupCount) sweepGroups(log, resolved, problems);
+  else checkGroups(touched, log, resolved, problems);
   return problems;
 }
 
@@ -104,6 +109,8 @@ function checkSpans(plan: CompactionPlan, log: ThreadLog, problems: PlanProblem[
   // lastSeenBy[seq] = 1 + index of the last action naming seq: finds duplicates without a Set per span.
   const lastSeenBy = new Int32Array(log.length);
   const marked = new Uint8Array(log.groupCount);
+  const idTable = log.idTable();
+  const groupTable = log.groupIndexTable();
   const touched: number[] = [];
   plan.actions.forEach((action, actionIndex) => {
     if (actionIndex < from) return;
@@ -119,7 +126,7 @@ function checkSpans(plan: CompactionPlan, log: ThreadLog, problems: PlanProblem[
     const span = action.span;
     for (let i = 0; i < span.length; i++) {
       const id = span[i]!;
-      const seq = log.seqOf(id, hint + 1);
+      const seq = idTable[hint + 1] === id && hint + 1 < log.length ? hint + 1 : log.seqOf(id);
       if (seq === undefined) {
         problems.push({
           code: "unknown_id",
@@ -139,7 +146,7 @@ function checkSpans(plan: CompactionPlan, log: ThreadLog, problems: PlanProblem[
       }
       lastSeenBy[seq] = actionIndex + 1;
       hint = seq;
-      const group = log.groupIndexOf(seq);
+      const group = groupTable[seq]!;
       if (marked[group] === 0) {
         marked[group] = 1;
         touched.push(group);
@@ -157,12 +164,39 @@ function checkSpans(plan: CompactionPlan, log: ThreadLog, problems: PlanProblem[
   return touched;
 }
 
+/**
+ * The group rules for the whole log in one pass over seqs: a group whose messages are partly kept and partly
+ * removed is split; pending groups are checked member by member (there are few).
+ */
+function sweepGroups(log: ThreadLog, resolved: SeqResolution, problems: PlanProblem[]): void {
+  const groupOf = log.groupIndexTable();
+  const { actionAt, decisions } = resolved;
+  const state = new Int8Array(log.groupCount); // 0 unseen, 1 kept, 2 removed, 3 split
+  const split: number[] = [];
+  for (let seq = 0; seq < log.length; seq++) {
+    const action = seq < actionAt.length ? actionAt[seq]! : -1;
+    const kept = action < 0 || keepsMessage[decisions[action]!.kind] ? 1 : 2;
+    const group = groupOf[seq]!;
+    const seen = state[group]!;
+    if (seen === 0) state[group] = kept;
+    else if (seen !== kept && seen !== 3) {
+      state[group] = 3;
+      split.push(group);
+    }
+  }
+  const pending = new Set([...log.pendingCalls.values()].map((call) => log.groupIndexOf(call.seq)));
+  const suspects = [...new Set([...pending, ...split])].sort((a, b) => a - b);
+  checkGroups(suspects, log, resolved, problems);
+}
+
 /** True when one action (or none) governs every message of a group: such a group is never split. */
 function governedByOneAction(seqs: ReadonlyArray<number>, resolved: SeqResolution): boolean {
   const table = resolved.actionAt;
-  const at = (seq: number): number => (seq < table.length ? table[seq]! : -1);
-  const first = at(seqs[0]!);
-  for (let i = 1; i < seqs.length; i++) if (at(seqs[i]!) !== first) return false;
+  const first = seqs[0]! < table.length ? table[seqs[0]!]! : -1;
+  for (let i = 1; i < seqs.length; i++) {
+    const seq = seqs[i]!;
+    if ((seq < table.length ? table[seq]! : -1) !== first) return false;
+  }
   return true;
 }
 

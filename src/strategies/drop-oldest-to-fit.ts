@@ -113,54 +113,74 @@ export function dropOldestToFit(
       threadId: log.threadId,
     });
   }
+  // Groups to drop are marked by index; their ids are collected at the end (see spanOf).
+  const marked = new Uint8Array(log.groupCount);
+  const toDrop: number[] = [];
+  const mark = (g: number): void => {
+    if (marked[g] === 0) {
+      marked[g] = 1;
+      toDrop.push(g);
+    }
+  };
   // Behind last turn's cut only pinned groups stayed; drop those no longer pinned (a call answered since, an
   // older user turn).
-  const older: Group[] = (known?.olderPinned ?? []).filter((g) => !pinned.has(g)).map((g) => log.groupAt(g));
-  const newer: Group[] = []; // descending
+  for (const g of known?.olderPinned ?? []) if (!pinned.has(g)) mark(g);
   let kept = 0;
   let cut = log.groupCount;
   let full = false;
   for (let g = log.groupCount - 1; g >= stop; g--) {
     if (pinned.has(g)) continue;
-    const group = log.groupAt(g);
     if (full) {
-      if (decisionAt(resolution, group.seqs[0]!)?.kind !== "drop") newer.push(group);
+      mark(g); // past the cut everything unpinned goes, without reading the group itself
       continue;
     }
-    const cost = groupTokens(log, group, resolution, options.counter);
+    const cost = groupTokens(log, log.groupAt(g), resolution, options.counter);
     if (cost === 0) continue;
     if (pinnedTokens + kept + cost <= limit) {
       kept += cost;
       cut = g;
     } else {
       full = true;
-      newer.push(group);
+      mark(g);
     }
   }
   if (!full) cut = Math.min(cut, stop);
-  if (older.length + newer.length === 0) return plan;
-  const next = extendPlan(plan, [dropAction(older, newer, options)], log.length);
+  const span = spanOf(log, resolution, marked, toDrop);
+  if (span.length === 0) return plan;
+  const next = extendPlan(plan, [dropAction(span, options)], log.length);
   cuts.set(next, { log, cut, olderPinned: [...pinned].filter((g) => g < cut).sort((a, b) => a - b) });
   return next;
 }
 
-function dropAction(
-  older: ReadonlyArray<Group>,
-  newer: ReadonlyArray<Group>,
-  options: DropOldestOptions,
-): PlanAction {
-  // Both lists are ordered and every `older` group precedes every `newer` one: no sort needed.
-  const span: string[] = [];
-  const add = (ids: ReadonlyArray<string>): void => {
-    for (let i = 0; i < ids.length; i++) span.push(ids[i]!);
-  };
-  for (let i = 0; i < older.length; i++) add(older[i]!.messageIds);
-  for (let i = newer.length - 1; i >= 0; i--) add(newer[i]!.messageIds);
+/**
+ * Ids of the marked groups' messages that the plan does not drop yet, in log order. Many groups: one sweep over
+ * the contiguous seq tables (reading thousands of scattered group objects costs far more); few: per group.
+ */
+function spanOf(
+  log: ThreadLog,
+  resolution: SeqResolution,
+  marked: Uint8Array,
+  groups: ReadonlyArray<number>,
+): string[] {
+  const ids = log.idTable();
+  const live = (seq: number): boolean => decisionAt(resolution, seq)?.kind !== "drop";
+  if (groups.length > 256) {
+    const groupOf = log.groupIndexTable();
+    const span: string[] = [];
+    for (let seq = 0; seq < log.length; seq++)
+      if (marked[groupOf[seq]!] === 1 && live(seq)) span.push(ids[seq]!);
+    return span;
+  }
+  const seqs = groups.flatMap((g) => log.groupAt(g).seqs).filter(live);
+  return seqs.sort((a, b) => a - b).map((seq) => ids[seq]!);
+}
+
+function dropAction(span: ReadonlyArray<string>, options: DropOldestOptions): PlanAction {
   return {
     kind: "drop",
     span,
     record: { kind: "drop", reason: "over budget: oldest unpinned groups" },
     strategy: options.strategy ?? "dropOldestToFit",
-    reason: `${older.length + newer.length} oldest group(s) dropped to fit ${options.budget} tokens`,
+    reason: `${span.length} message(s) of the oldest unpinned groups dropped to fit ${options.budget} tokens`,
   };
 }

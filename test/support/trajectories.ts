@@ -4,7 +4,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { repoRoot } from "./repo-root.js";
 
 /** One trajectory file: `name` is its path relative to the trajectories folder, e.g. `tau-bench/x.jsonl`. */
 export interface TrajectoryFile {
@@ -21,8 +21,6 @@ export interface TrajectorySource {
   /** Ids of the calls left without a result (the "unanswered calls" column; `-` means none). */
   readonly unansweredCalls: ReadonlyArray<string>;
 }
-
-const repoRoot = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 
 /** The trajectories folder: `$CONTEXT_LEDGER_TRAJECTORIES`, else `../shared/data/trajectories` from the repo root. */
 export const trajectoriesDir: string = resolve(
