@@ -61,6 +61,22 @@ function pendingStubTokens(log: ThreadLog, group: Group, counter: MessageCounter
   return tokens;
 }
 
+/**
+ * Tokens of one message as the renderer sends it: a tool message answering calls of several assistant messages is
+ * split into one message per call message (each with its own framing), so it is counted that way.
+ */
+function messageTokens(log: ThreadLog, seq: number, counter: MessageCounter): number {
+  const message = log.at(seq)!;
+  if (log.answersOf(seq).length <= 1) return counter.countMessage(message, message.hash);
+  const callSeqs = log.callSeqsOfParts(seq);
+  let sum = 0;
+  for (const callSeq of log.answersOf(seq)) {
+    const parts = message.parts.filter((_, i) => callSeqs[i] === callSeq);
+    sum += counter.countMessage({ role: "tool", parts });
+  }
+  return sum;
+}
+
 /** Tokens a group costs in the request under the current plan (0 when the plan drops it). */
 function groupTokens(
   log: ThreadLog,
@@ -71,8 +87,7 @@ function groupTokens(
   let sum = 0;
   for (const seq of group.seqs) {
     if (decisionAt(resolution, seq)?.kind === "drop") continue;
-    const message = log.at(seq)!;
-    sum += counter.countMessage(message, message.hash);
+    sum += messageTokens(log, seq, counter);
   }
   return sum === 0 ? 0 : sum + pendingStubTokens(log, group, counter);
 }
