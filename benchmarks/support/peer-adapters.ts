@@ -14,6 +14,7 @@ import {
 import type { ModelMessage } from "ai";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import type { MessageInput, Part } from "../../src/log/message.js";
+import { toolInput } from "../../src/render/anthropic-messages-adapter.js";
 import type { OpenAIChatRequest } from "../../src/render/openai-chat-adapter.js";
 import { validateOpenAIChat } from "../../src/render/provider-rules.js";
 import type { CountableMessage, MessageCounter } from "../../src/tokens/tokenizer.js";
@@ -26,17 +27,6 @@ function textOfParts(parts: ReadonlyArray<Part>): string {
     else if (p.type === "media") out += `[${p.mediaType}: ${p.uri}]`;
   }
   return out;
-}
-
-function parseArgs(args: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(args);
-    if (value !== null && typeof value === "object" && !Array.isArray(value))
-      return value as Record<string, unknown>;
-  } catch {
-    // Models do emit malformed arguments; keep the raw text so nothing is lost.
-  }
-  return { _raw: args };
 }
 
 function stringifyArgs(args: unknown): string {
@@ -55,7 +45,7 @@ export function toLangChain(messages: ReadonlyArray<MessageInput>, idBase: numbe
     else if (m.role === "assistant") {
       const tool_calls = m.parts.flatMap((p) =>
         p.type === "tool_call"
-          ? [{ id: p.callId, name: p.name, args: parseArgs(p.args), type: "tool_call" as const }]
+          ? [{ id: p.callId, name: p.name, args: toolInput(p.args), type: "tool_call" as const }]
           : [],
       );
       out.push(
@@ -148,7 +138,7 @@ export function toModelMessages(
       for (const p of m.parts) {
         if (p.type !== "tool_call") continue;
         names.set(p.callId, p.name);
-        content.push({ type: "tool-call", toolCallId: p.callId, toolName: p.name, input: parseArgs(p.args) });
+        content.push({ type: "tool-call", toolCallId: p.callId, toolName: p.name, input: toolInput(p.args) });
       }
       out.push({ role: "assistant", content });
     } else {

@@ -65,11 +65,18 @@ export function renderPrompt(log: ThreadLog, plan: CompactionPlan, options: Rend
   const resolved = resolveForLog(plan, log);
   const ctx = new RenderContext(log, resolved, options);
   const { actionAt, decisions } = resolved;
+  // Long dropped runs are the common case after compaction: skip them with a tight scan over typed arrays
+  // (dropped[i + 1] says whether action i drops) before touching any message.
+  const dropped = new Uint8Array(decisions.length + 1);
+  decisions.forEach((d, i) => {
+    dropped[i + 1] = d.kind === "drop" ? 1 : 0;
+  });
+  const covered = Math.min(actionAt.length, log.length);
   for (let seq = 0; seq < log.length; seq++) {
-    const index = seq < actionAt.length ? actionAt[seq]! : -1;
-    const decision = index < 0 ? undefined : decisions[index]!;
-    // Long dropped prefixes are the common case after compaction: skip them before any other lookup.
-    if (decision?.kind !== "drop") ctx.visit(log.at(seq)!, decision);
+    while (seq < covered && dropped[actionAt[seq]! + 1] === 1) seq++;
+    if (seq >= log.length) break;
+    const index = seq < covered ? actionAt[seq]! : -1;
+    ctx.visit(log.at(seq)!, index < 0 ? undefined : decisions[index]);
   }
   ctx.appendTail();
   return finishPrompt(log, plan, ctx.out, options);
