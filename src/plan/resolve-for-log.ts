@@ -16,6 +16,16 @@ export interface SeqResolution {
    * a later `basedOnSeq` could resolve it, so it must not build on this table.
    */
   readonly skippedIds: boolean;
+  /** What was wrong with the spans, found while resolving them (validation turns these into problems). */
+  readonly spanIssues: ReadonlyArray<SpanIssue>;
+}
+
+/** A span defect noticed during resolution. */
+export interface SpanIssue {
+  readonly code: "unknown_id" | "future_id" | "duplicate_in_span" | "record_mismatch";
+  readonly actionIndex: number;
+  readonly messageId?: string;
+  readonly seq?: number;
 }
 
 /** The decision governing a seq, or undefined when the message is included by default. */
@@ -61,10 +71,14 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
   const decisions: Decision[] = base === undefined ? [] : [...base.decisions];
   const unknownIds: string[] = base === undefined ? [] : [...base.unknownIds];
   let skippedIds = base?.skippedIds ?? false;
+  const spanIssues: SpanIssue[] = base === undefined ? [] : [...base.spanIssues];
+  // lastSeen[seq] = 1 + the last action naming seq: finds an id named twice in one span without a Set.
+  const lastSeen = new Int32Array(log.length);
   const idTable = log.idTable();
   for (let actionIndex = decisions.length; actionIndex < plan.actions.length; actionIndex++) {
     const action = plan.actions[actionIndex]!;
     decisions.push({ kind: action.kind, actionIndex, action });
+    if (action.record.kind !== action.kind) spanIssues.push({ code: "record_mismatch", actionIndex });
     const rank = PRECEDENCE[action.kind];
     let hint = -1;
     const span = action.span;
@@ -75,11 +89,16 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
       const seq = idTable[hint + 1] === id && hint + 1 < log.length ? hint + 1 : log.seqOf(id);
       if (seq === undefined) {
         unknownIds.push(id);
+        spanIssues.push({ code: "unknown_id", actionIndex, messageId: id });
         skippedIds = true;
         continue;
       }
       hint = seq;
+      if (lastSeen[seq] === actionIndex + 1)
+        spanIssues.push({ code: "duplicate_in_span", actionIndex, messageId: id });
+      lastSeen[seq] = actionIndex + 1;
       if (seq >= limit) {
+        spanIssues.push({ code: "future_id", actionIndex, messageId: id, seq });
         skippedIds = true;
         continue;
       }
@@ -87,7 +106,7 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
       if (current < 0 || rank >= PRECEDENCE[decisions[current]!.kind]) actionAt[seq] = actionIndex;
     }
   }
-  const resolution: SeqResolution = { plan, actionAt, decisions, unknownIds, skippedIds };
+  const resolution: SeqResolution = { plan, actionAt, decisions, unknownIds, skippedIds, spanIssues };
   memo.set(plan, { log, resolution });
   return resolution;
 }

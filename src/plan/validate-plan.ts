@@ -59,9 +59,9 @@ export function validatePlan(plan: CompactionPlan, log: ThreadLog): ReadonlyArra
 }
 
 function validateAdded(plan: CompactionPlan, from: number, log: ThreadLog): ReadonlyArray<PlanProblem> {
-  const problems: PlanProblem[] = [];
-  const touched = checkSpans(plan, log, problems, from);
-  if (problems.length === 0) checkGroups(touched, log, resolveForLog(plan, log), problems);
+  const resolved = resolveForLog(plan, log);
+  const problems = describeIssues(plan, resolved, from);
+  if (problems.length === 0) checkGroups(touchedGroups(plan, log, from), log, resolved, problems);
   return problems;
 }
 
@@ -80,13 +80,16 @@ function validateWhole(plan: CompactionPlan, log: ThreadLog): ReadonlyArray<Plan
       message: `plan is based on seq ${plan.basedOnSeq} but the log has only ${log.length} messages`,
     });
   }
-  const touched = checkSpans(plan, log, problems, 0);
   if (problems.length > 0) return problems;
   const resolved = resolveForLog(plan, log);
-  // A plan touching many groups is checked in one sweep over contiguous tables; reading thousands of scattered
+  problems.push(...describeIssues(plan, resolved, 0));
+  if (problems.length > 0) return problems;
+  // A plan naming many messages is checked in one sweep over contiguous tables; reading thousands of scattered
   // group objects costs far more than reading every seq once.
-  if (touched.length * 8 > log.groupCount) sweepGroups(log, resolved, problems);
-  else checkGroups(touched, log, resolved, problems);
+  let named = 0;
+  for (const action of plan.actions) named += action.span.length;
+  if (named * 8 > log.length) sweepGroups(log, resolved, problems);
+  else checkGroups(touchedGroups(plan, log, 0), log, resolved, problems);
   return problems;
 }
 
@@ -101,67 +104,40 @@ export function assertPlanValid(plan: CompactionPlan, log: ThreadLog): void {
   }
 }
 
-/**
- * Checks the spans of actions `from` on and returns the indices of the groups they touch: only those can break a
- * group rule, since every other group is entirely included.
- */
-function checkSpans(plan: CompactionPlan, log: ThreadLog, problems: PlanProblem[], from: number): number[] {
-  // lastSeenBy[seq] = 1 + index of the last action naming seq: finds duplicates without a Set per span.
-  const lastSeenBy = new Int32Array(log.length);
-  const marked = new Uint8Array(log.groupCount);
-  const idTable = log.idTable();
-  const groupTable = log.groupIndexTable();
-  const touched: number[] = [];
-  plan.actions.forEach((action, actionIndex) => {
-    if (actionIndex < from) return;
-    const where = `action ${actionIndex} (${action.kind} by ${action.strategy})`;
-    if (action.record.kind !== action.kind) {
-      problems.push({
-        code: "record_mismatch",
-        actionIndex,
-        message: `${where} carries a ${action.record.kind} record; it needs a ${action.kind} record`,
-      });
-    }
+/** The span defects resolution found in actions `from` on, as problems a person can read. */
+function describeIssues(plan: CompactionPlan, resolved: SeqResolution, from: number): PlanProblem[] {
+  const problems: PlanProblem[] = [];
+  for (const issue of resolved.spanIssues) {
+    if (issue.actionIndex < from) continue;
+    const action = plan.actions[issue.actionIndex]!;
+    const where = `action ${issue.actionIndex} (${action.kind} by ${action.strategy})`;
+    const base = {
+      code: issue.code,
+      actionIndex: issue.actionIndex,
+      ...(issue.messageId === undefined ? {} : { messageId: issue.messageId }),
+    };
+    const message = {
+      record_mismatch: `${where} carries a ${action.record.kind} record; it needs a ${action.kind} record`,
+      unknown_id: `${where} names unknown message ${issue.messageId}`,
+      duplicate_in_span: `${where} names ${issue.messageId} twice`,
+      future_id: `${where} names message ${issue.messageId} (seq ${issue.seq}) which is not before basedOnSeq ${plan.basedOnSeq}`,
+    }[issue.code];
+    problems.push({ ...base, message });
+  }
+  return problems;
+}
+
+/** Indices of the groups that actions `from` on name (only those can break a group rule). */
+function touchedGroups(plan: CompactionPlan, log: ThreadLog, from: number): number[] {
+  const touched = new Set<number>();
+  for (let a = from; a < plan.actions.length; a++) {
     let hint = -1;
-    const span = action.span;
-    for (let i = 0; i < span.length; i++) {
-      const id = span[i]!;
-      const seq = idTable[hint + 1] === id && hint + 1 < log.length ? hint + 1 : log.seqOf(id);
-      if (seq === undefined) {
-        problems.push({
-          code: "unknown_id",
-          actionIndex,
-          messageId: id,
-          message: `${where} names unknown message ${id}`,
-        });
-        continue;
-      }
-      if (lastSeenBy[seq] === actionIndex + 1) {
-        problems.push({
-          code: "duplicate_in_span",
-          actionIndex,
-          messageId: id,
-          message: `${where} names ${id} twice`,
-        });
-      }
-      lastSeenBy[seq] = actionIndex + 1;
-      hint = seq;
-      const group = groupTable[seq]!;
-      if (marked[group] === 0) {
-        marked[group] = 1;
-        touched.push(group);
-      }
-      if (seq >= plan.basedOnSeq) {
-        problems.push({
-          code: "future_id",
-          actionIndex,
-          messageId: id,
-          message: `${where} names message ${id} (seq ${seq}) which is not before basedOnSeq ${plan.basedOnSeq}`,
-        });
-      }
+    for (const id of plan.actions[a]!.span) {
+      hint = log.seqOf(id, hint + 1)!;
+      touched.add(log.groupIndexOf(hint));
     }
-  });
-  return touched;
+  }
+  return [...touched];
 }
 
 /**
