@@ -53,16 +53,19 @@ describe("diffPlans", () => {
       changes: [
         {
           messageId: "m0",
+          position: seqs.m0,
           from: { kind: "include" },
           to: { kind: "drop", strategy: "fallback", reason: "over budget" },
         },
         {
           messageId: "m1",
+          position: seqs.m1,
           from: { kind: "include" },
           to: { kind: "drop", strategy: "fallback", reason: "over budget" },
         },
         {
           messageId: "m2",
+          position: seqs.m2,
           from: { kind: "include" },
           to: { kind: "clear", strategy: "tool-retention", reason: "old tool output" },
         },
@@ -106,6 +109,7 @@ describe("diffPlans", () => {
     expect(diff.changes).toEqual([
       {
         messageId: "m4",
+        position: seqs.m4,
         from: { kind: "drop", strategy: "fallback", reason: "over budget" },
         to: { kind: "include" },
       },
@@ -124,6 +128,18 @@ describe("diffPlans", () => {
 });
 
 describe("formatPlanDiff", () => {
+  it("never merges a run across a message that did not change", () => {
+    const lines = formatPlanDiff(diffPlans(emptyPlan("t"), plan(1, drop(["m0", "m2", "m3"])), order)).split(
+      "\n",
+    );
+    expect(lines.slice(1).map((l) => l.trim().split(/\s{2,}/)[0])).toEqual(["m0", "m2 … m3 (2)"]);
+  });
+
+  it("merges nothing without log positions", () => {
+    const lines = formatPlanDiff(diffPlans(emptyPlan("t"), plan(1, drop(["m0", "m1"])))).split("\n");
+    expect(lines).toHaveLength(3);
+  });
+
   it("says so when nothing changed", () => {
     const p = plan(4, drop(["m0"]));
     expect(formatPlanDiff(diffPlans(p, p))).toBe(

@@ -12,6 +12,8 @@ export interface MessageState {
 /** One message whose treatment differs between two plans. */
 export interface MessageChange {
   readonly messageId: string;
+  /** The message's position in the log, when `diffPlans` was given an `order`. */
+  readonly position?: number;
   readonly from: MessageState;
   readonly to: MessageState;
 }
@@ -67,7 +69,13 @@ export function diffPlans(
     const da = ra.decisions.get(messageId);
     const db = rb.decisions.get(messageId);
     if (sameState(da, db)) continue;
-    changes.push({ messageId, from: stateOf(da), to: stateOf(db) });
+    const position = order?.(messageId);
+    changes.push({
+      messageId,
+      ...(position === undefined ? {} : { position }),
+      from: stateOf(da),
+      to: stateOf(db),
+    });
   }
   if (order !== undefined) {
     changes.sort(
@@ -82,13 +90,16 @@ function describe(state: MessageState): string {
   return state.strategy === undefined ? "default" : `${state.strategy}: ${state.reason}`;
 }
 
-function sameChange(a: MessageChange, b: MessageChange): boolean {
+/** Whether `b` continues a run ending in `a`: the same change, on the next message of the log. */
+function continuesRun(a: MessageChange, b: MessageChange): boolean {
+  if (a.position === undefined || b.position === undefined || b.position !== a.position + 1) return false;
   return JSON.stringify([a.from, a.to]) === JSON.stringify([b.from, b.to]);
 }
 
 /**
- * A readable rendering of a plan diff for audits: one line per run of consecutive messages that changed the same
- * way, with the action before and after and the strategy and reason behind each side.
+ * A readable rendering of a plan diff for audits: one line per run of messages that are consecutive in the log
+ * (positions from `diffPlans`'s `order`) and changed the same way, with the action before and after and the
+ * strategy and reason behind each side.
  */
 export function formatPlanDiff(diff: PlanDiff): string {
   const head = `plan diff for thread ${diff.threadId}: v${diff.fromVersion} → v${diff.toVersion}, ${diff.changes.length} message(s) changed`;
@@ -96,7 +107,7 @@ export function formatPlanDiff(diff: PlanDiff): string {
   const runs: MessageChange[][] = [];
   for (const change of diff.changes) {
     const run = runs[runs.length - 1];
-    if (run !== undefined && sameChange(run[0]!, change)) run.push(change);
+    if (run !== undefined && continuesRun(run[run.length - 1]!, change)) run.push(change);
     else runs.push([change]);
   }
   const labels = runs.map((run) =>
