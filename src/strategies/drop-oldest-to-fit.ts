@@ -143,10 +143,15 @@ export function dropOldestToFit(
   let kept = 0;
   let cut = log.groupCount;
   let full = false;
+  // A mark table instead of Set lookups: this loop visits every group on a cold call.
+  const isPinned = new Uint8Array(log.groupCount);
+  for (const g of pinned) isPinned[g] = 1;
   for (let g = log.groupCount - 1; g >= stop; g--) {
-    if (pinned.has(g)) continue;
+    if (isPinned[g] === 1) continue;
     if (full) {
-      mark(g); // past the cut everything unpinned goes, without reading the group itself
+      // Past the cut everything unpinned goes, without reading the group itself.
+      marked[g] = 1;
+      toDrop.push(g);
       continue;
     }
     const cost = groupTokens(log, log.groupAt(g), resolution, options.counter);
