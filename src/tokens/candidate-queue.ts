@@ -136,6 +136,8 @@ export class CandidateQueue {
     return top;
   }
 
+  // The same binary heap as pushRank/popRank, over Float64Array keys (rank · POS + start exceeds int32). Kept as
+  // a separate copy so each heap's element accesses stay monomorphic on the tokenizer's hottest path.
   private pushUrgent(key: number): void {
     if (this.urgentSize === this.urgent.length) this.urgent = grown(this.urgent);
     const h = this.urgent;
