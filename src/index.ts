@@ -10,7 +10,7 @@ export {
   VersionConflictError,
 } from "./errors/ledger-error.js";
 
-export { canonicalJson, sha256Hex } from "./log/canonical-json.js";
+export { canonicalJson, hashMessageContent, sha256Hex } from "./log/canonical-json.js";
 export type { Group, GroupKind } from "./log/groups.js";
 export type { TranscriptOptions } from "./log/import-jsonl.js";
 export {
@@ -38,7 +38,7 @@ export type {
 export { textOf, toolCallsOf, toolResultsOf } from "./log/message.js";
 export { messageInputSchema } from "./log/message-schema.js";
 export type { CallRef } from "./log/thread-log.js";
-export { hashMessageContent, ThreadLog } from "./log/thread-log.js";
+export { ThreadLog } from "./log/thread-log.js";
 export type { Turn } from "./log/turns.js";
 
 export type {

@@ -25,3 +25,8 @@ export function canonicalJson(value: unknown): string {
 export function sha256Hex(text: string): string {
   return createHash("sha256").update(text, "utf8").digest("hex");
 }
+
+/** Content hash of a message: sha256 over the canonical JSON of its role and parts. */
+export function hashMessageContent(role: string, parts: ReadonlyArray<unknown>): string {
+  return sha256Hex(canonicalJson({ role, parts }));
+}

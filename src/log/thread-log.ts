@@ -1,10 +1,8 @@
 import { ValidationError } from "../errors/ledger-error.js";
-import { canonicalJson, sha256Hex } from "./canonical-json.js";
-import { deepFreeze } from "./deep-freeze.js";
+import { prepareBatch } from "./append-batch.js";
 import { GroupIndex } from "./group-index.js";
 import { computeGroups, type Group, type GroupsSnapshot } from "./groups.js";
-import type { Message, MessageInput, MessageMeta, Part } from "./message.js";
-import { formatIssuePath, messageInputSchema } from "./message-schema.js";
+import type { Message, MessageInput } from "./message.js";
 import { computeTurns, type Turn } from "./turns.js";
 
 /** Where a tool call lives: the assistant message's seq and the part index inside it. */
@@ -51,24 +49,6 @@ function branchStore(store: SharedStore, length: number): SharedStore {
   }
   return { messages, ids, seqById, answers, callSeqByPart, answeredBy };
 }
-
-interface BatchEntry {
-  readonly message: Message;
-  readonly answers: ReadonlyArray<number>;
-  readonly callSeqByPart: ReadonlyArray<number>;
-}
-
-/** Content hash of a message: sha256 over the canonical JSON of its role and parts. */
-export function hashMessageContent(role: string, parts: ReadonlyArray<Part>): string {
-  return sha256Hex(canonicalJson({ role, parts }));
-}
-
-const allowedParts: Record<Message["role"], ReadonlySet<Part["type"]>> = {
-  system: new Set(["text"]),
-  user: new Set(["text", "media"]),
-  assistant: new Set(["text", "reasoning", "tool_call"]),
-  tool: new Set(["tool_result"]),
-};
 
 /**
  * An append-only thread log. `append` returns a new log value; earlier values and all messages stay unchanged
@@ -285,7 +265,7 @@ export class ThreadLog {
   /** Returns a new log with the messages appended, or throws `ValidationError` and appends nothing. */
   append(inputs: ReadonlyArray<MessageInput>): ThreadLog {
     if (inputs.length === 0) return this;
-    const prepared = this.#validateBatch(inputs);
+    const prepared = prepareBatch(this, inputs);
     const store =
       this.#store.messages.length === this.length ? this.#store : branchStore(this.#store, this.length);
     for (const entry of prepared.entries) {
@@ -302,129 +282,4 @@ export class ThreadLog {
     }
     return new ThreadLog(this.threadId, store, this.length + inputs.length, prepared.pending);
   }
-
-  #validateBatch(inputs: ReadonlyArray<MessageInput>): {
-    entries: ReadonlyArray<BatchEntry>;
-    pending: ReadonlyMap<string, CallRef>;
-  } {
-    const pending = new Map(this.pendingCalls);
-    const batchIds = new Set<string>();
-    // Ids the caller supplies anywhere in the batch are reserved first, so a generated id never takes one.
-    const supplied = new Set<string>();
-    for (const raw of inputs) {
-      const id = (raw as { id?: unknown } | null)?.id;
-      if (typeof id === "string") supplied.add(id);
-    }
-    const entries: BatchEntry[] = [];
-    inputs.forEach((raw, index) => {
-      const seq = this.length + index;
-      const where = { threadId: this.threadId, index, ...idOf(raw) };
-      const parsed = messageInputSchema.safeParse(raw);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0]!;
-        throw new ValidationError(`invalid message: ${issue.message}`, {
-          ...where,
-          field:
-            formatIssuePath(issue.path, issue as { code?: string; keys?: ReadonlyArray<string> }) ||
-            "(message)",
-        });
-      }
-      const input = parsed.data as MessageInput;
-      const parts = input.parts.map(clonePart);
-      const id = input.id ?? this.#generateId(seq, batchIds, supplied);
-      if (this.byId(id) !== undefined || batchIds.has(id)) {
-        throw new ValidationError(
-          `duplicate message id ${JSON.stringify(id)}: ids must be unique in a thread`,
-          {
-            ...where,
-            messageId: id,
-            field: "id",
-          },
-        );
-      }
-      batchIds.add(id);
-      const callSeqByPart = this.#checkParts(input, seq, pending, { ...where, messageId: id });
-      const answers = [...new Set(callSeqByPart)].sort((a, b) => a - b);
-      const message: Message = deepFreeze({
-        id,
-        seq,
-        role: input.role,
-        parts,
-        meta: cloneMeta(input.meta),
-        hash: hashMessageContent(input.role, parts),
-      });
-      entries.push({ message, answers, callSeqByPart });
-    });
-    return { entries, pending };
-  }
-
-  #checkParts(
-    input: MessageInput,
-    seq: number,
-    pending: Map<string, CallRef>,
-    where: { threadId: string; index: number; messageId: string },
-  ): ReadonlyArray<number> {
-    const allowed = allowedParts[input.role];
-    const callSeqByPart: number[] = [];
-    input.parts.forEach((part, partIndex) => {
-      const field = `parts[${partIndex}]`;
-      if (!allowed.has(part.type)) {
-        throw new ValidationError(
-          `a ${input.role} message cannot hold a ${part.type} part (allowed: ${[...allowed].join(", ")})`,
-          { ...where, field: `${field}.type` },
-        );
-      }
-      if (part.type === "tool_call") {
-        if (pending.has(part.callId)) {
-          throw new ValidationError(
-            `tool call id ${JSON.stringify(part.callId)} is reused while the earlier call with that id is still unanswered`,
-            { ...where, field: `${field}.callId` },
-          );
-        }
-        pending.set(part.callId, { seq, partIndex, callId: part.callId, name: part.name });
-      } else if (part.type === "tool_result") {
-        const call = pending.get(part.callId);
-        if (call === undefined) {
-          throw new ValidationError(
-            `tool result for call id ${JSON.stringify(part.callId)} answers no earlier unanswered call of this thread (orphaned result)`,
-            { ...where, field: `${field}.callId` },
-          );
-        }
-        pending.delete(part.callId);
-        callSeqByPart.push(call.seq);
-      }
-    });
-    if (input.role === "tool" && input.parts.length === 0) {
-      throw new ValidationError("a tool message needs at least one tool_result part", {
-        ...where,
-        field: "parts",
-      });
-    }
-    return callSeqByPart;
-  }
-
-  #generateId(seq: number, batchIds: ReadonlySet<string>, supplied: ReadonlySet<string>): string {
-    let id = `msg-${seq}`;
-    for (let n = 1; this.byId(id) !== undefined || batchIds.has(id) || supplied.has(id); n++)
-      id = `msg-${seq}-${n}`;
-    return id;
-  }
-}
-
-function idOf(raw: unknown): { messageId?: string } {
-  const id = (raw as { id?: unknown } | null)?.id;
-  return typeof id === "string" ? { messageId: id } : {};
-}
-
-function clonePart(part: Part): Part {
-  // Drop keys explicitly set to undefined so a stored message survives a JSON round trip unchanged.
-  const copy: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(part)) if (value !== undefined) copy[key] = value;
-  return copy as unknown as Part;
-}
-
-function cloneMeta(meta: MessageMeta | undefined): MessageMeta {
-  // A JSON copy detaches the log from the caller's objects (later caller edits cannot leak in); the schema has
-  // already checked that every value is JSON.
-  return meta === undefined ? {} : (JSON.parse(JSON.stringify(meta)) as MessageMeta);
 }

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
+import { hashMessageContent } from "../log/canonical-json.js";
 import { deepFreeze } from "../log/deep-freeze.js";
 import type { Part, Role } from "../log/message.js";
 import type { ThreadLog } from "../log/thread-log.js";
-import { hashMessageContent } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
 import { RENDER_FORMAT_VERSION } from "./placeholders.js";

@@ -6,6 +6,7 @@
  * any order). Call ids come from a small pool, so ids are often reused once the earlier call was answered.
  */
 import fc from "fast-check";
+import { hashMessageContent } from "../../src/log/canonical-json.js";
 import type {
   MediaPart,
   Part,
@@ -14,7 +15,6 @@ import type {
   ToolCallPart,
   ToolResultPart,
 } from "../../src/log/message.js";
-import { hashMessageContent } from "../../src/log/thread-log.js";
 import type { RenderedMessage } from "../../src/render/rendered-prompt.js";
 
 /** A message before ids are assigned. */

@@ -1,0 +1,166 @@
+import { ValidationError } from "../errors/ledger-error.js";
+import { hashMessageContent } from "./canonical-json.js";
+import { deepFreeze } from "./deep-freeze.js";
+import type { Message, MessageInput, MessageMeta, Part } from "./message.js";
+import { formatIssuePath, messageInputSchema } from "./message-schema.js";
+import type { CallRef } from "./thread-log.js";
+
+/** What batch preparation needs to know of the log being appended to. */
+export interface BatchTarget {
+  readonly threadId: string;
+  readonly length: number;
+  readonly pendingCalls: ReadonlyMap<string, CallRef>;
+  byId(id: string): Message | undefined;
+}
+
+/** One validated message of a batch and its pairing with earlier calls. */
+export interface BatchEntry {
+  readonly message: Message;
+  /** Seqs of the assistant messages whose calls this message answers (sorted, unique). */
+  readonly answers: ReadonlyArray<number>;
+  /** Per part, the seq of the assistant message holding the call it answers. */
+  readonly callSeqByPart: ReadonlyArray<number>;
+}
+
+const allowedParts: Record<Message["role"], ReadonlySet<Part["type"]>> = {
+  system: new Set(["text"]),
+  user: new Set(["text", "media"]),
+  assistant: new Set(["text", "reasoning", "tool_call"]),
+  tool: new Set(["tool_result"]),
+};
+
+/**
+ * Validates a whole batch against the log it is appended to and builds its frozen messages: schema, unique ids
+ * (generated ones never take an id supplied later in the batch), parts allowed for the role, each result paired
+ * with the pending call of the same id, no call id reused while pending. Throws `ValidationError` naming the
+ * batch index, message id and field; the log itself is not touched, so a bad batch appends nothing.
+ */
+export function prepareBatch(
+  log: BatchTarget,
+  inputs: ReadonlyArray<MessageInput>,
+): { entries: ReadonlyArray<BatchEntry>; pending: ReadonlyMap<string, CallRef> } {
+  const pending = new Map(log.pendingCalls);
+  const batchIds = new Set<string>();
+  // Ids the caller supplies anywhere in the batch are reserved first, so a generated id never takes one.
+  const supplied = new Set<string>();
+  for (const raw of inputs) {
+    const id = (raw as { id?: unknown } | null)?.id;
+    if (typeof id === "string") supplied.add(id);
+  }
+  const entries: BatchEntry[] = [];
+  inputs.forEach((raw, index) => {
+    const seq = log.length + index;
+    const where = { threadId: log.threadId, index, ...idOf(raw) };
+    const parsed = messageInputSchema.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new ValidationError(`invalid message: ${issue.message}`, {
+        ...where,
+        field:
+          formatIssuePath(issue.path, issue as { code?: string; keys?: ReadonlyArray<string> }) ||
+          "(message)",
+      });
+    }
+    const input = parsed.data as MessageInput;
+    const parts = input.parts.map(clonePart);
+    const id = input.id ?? generateId(log, seq, batchIds, supplied);
+    if (log.byId(id) !== undefined || batchIds.has(id)) {
+      throw new ValidationError(
+        `duplicate message id ${JSON.stringify(id)}: ids must be unique in a thread`,
+        {
+          ...where,
+          messageId: id,
+          field: "id",
+        },
+      );
+    }
+    batchIds.add(id);
+    const callSeqByPart = checkParts(input, seq, pending, { ...where, messageId: id });
+    const answers = [...new Set(callSeqByPart)].sort((a, b) => a - b);
+    const message: Message = deepFreeze({
+      id,
+      seq,
+      role: input.role,
+      parts,
+      meta: cloneMeta(input.meta),
+      hash: hashMessageContent(input.role, parts),
+    });
+    entries.push({ message, answers, callSeqByPart });
+  });
+  return { entries, pending };
+}
+
+function checkParts(
+  input: MessageInput,
+  seq: number,
+  pending: Map<string, CallRef>,
+  where: { threadId: string; index: number; messageId: string },
+): ReadonlyArray<number> {
+  const allowed = allowedParts[input.role];
+  const callSeqByPart: number[] = [];
+  input.parts.forEach((part, partIndex) => {
+    const field = `parts[${partIndex}]`;
+    if (!allowed.has(part.type)) {
+      throw new ValidationError(
+        `a ${input.role} message cannot hold a ${part.type} part (allowed: ${[...allowed].join(", ")})`,
+        { ...where, field: `${field}.type` },
+      );
+    }
+    if (part.type === "tool_call") {
+      if (pending.has(part.callId)) {
+        throw new ValidationError(
+          `tool call id ${JSON.stringify(part.callId)} is reused while the earlier call with that id is still unanswered`,
+          { ...where, field: `${field}.callId` },
+        );
+      }
+      pending.set(part.callId, { seq, partIndex, callId: part.callId, name: part.name });
+    } else if (part.type === "tool_result") {
+      const call = pending.get(part.callId);
+      if (call === undefined) {
+        throw new ValidationError(
+          `tool result for call id ${JSON.stringify(part.callId)} answers no earlier unanswered call of this thread (orphaned result)`,
+          { ...where, field: `${field}.callId` },
+        );
+      }
+      pending.delete(part.callId);
+      callSeqByPart.push(call.seq);
+    }
+  });
+  if (input.role === "tool" && input.parts.length === 0) {
+    throw new ValidationError("a tool message needs at least one tool_result part", {
+      ...where,
+      field: "parts",
+    });
+  }
+  return callSeqByPart;
+}
+
+function generateId(
+  log: BatchTarget,
+  seq: number,
+  batchIds: ReadonlySet<string>,
+  supplied: ReadonlySet<string>,
+): string {
+  let id = `msg-${seq}`;
+  for (let n = 1; log.byId(id) !== undefined || batchIds.has(id) || supplied.has(id); n++)
+    id = `msg-${seq}-${n}`;
+  return id;
+}
+
+function idOf(raw: unknown): { messageId?: string } {
+  const id = (raw as { id?: unknown } | null)?.id;
+  return typeof id === "string" ? { messageId: id } : {};
+}
+
+function clonePart(part: Part): Part {
+  // Drop keys explicitly set to undefined so a stored message survives a JSON round trip unchanged.
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(part)) if (value !== undefined) copy[key] = value;
+  return copy as unknown as Part;
+}
+
+function cloneMeta(meta: MessageMeta | undefined): MessageMeta {
+  // A JSON copy detaches the log from the caller's objects (later caller edits cannot leak in); the schema has
+  // already checked that every value is JSON.
+  return meta === undefined ? {} : (JSON.parse(JSON.stringify(meta)) as MessageMeta);
+}
