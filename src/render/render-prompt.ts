@@ -82,6 +82,19 @@ export function renderPrompt(log: ThreadLog, plan: CompactionPlan, options: Rend
   return finishPrompt(log, plan, ctx.out, options);
 }
 
+/** The per-counter memo of rendered messages (tokens depend on the counter, so memos never mix). */
+function memoFor<V>(
+  memos: WeakMap<MessageCounter, WeakMap<Message, V>>,
+  counter: MessageCounter,
+): WeakMap<Message, V> {
+  let memo = memos.get(counter);
+  if (memo === undefined) {
+    memo = new WeakMap();
+    memos.set(counter, memo);
+  }
+  return memo;
+}
+
 class RenderContext {
   readonly out: RenderedMessage[] = [];
   readonly #placed = new Set<number>();
@@ -95,18 +108,8 @@ class RenderContext {
     readonly resolved: SeqResolution,
     readonly options: RenderOptions,
   ) {
-    let memo = memoByCounter.get(options.counter);
-    if (memo === undefined) {
-      memo = new WeakMap();
-      memoByCounter.set(options.counter, memo);
-    }
-    this.#memo = memo;
-    let stubMemo = stubMemoByCounter.get(options.counter);
-    if (stubMemo === undefined) {
-      stubMemo = new WeakMap();
-      stubMemoByCounter.set(options.counter, stubMemo);
-    }
-    this.#stubMemo = stubMemo;
+    this.#memo = memoFor(memoByCounter, options.counter);
+    this.#stubMemo = memoFor(stubMemoByCounter, options.counter);
     this.#pendingSeqs = new Set([...log.pendingCalls.values()].map((c) => c.seq));
   }
 
