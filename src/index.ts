@@ -70,6 +70,7 @@ export type {
   AnthropicMessagesRequest,
 } from "./render/anthropic-messages-adapter.js";
 export { toAnthropicMessages } from "./render/anthropic-messages-adapter.js";
+export { suggestCacheBreakpoints } from "./render/cache-breakpoints.js";
 export type { OpenAIChatRequest } from "./render/openai-chat-adapter.js";
 export { toOpenAIChat } from "./render/openai-chat-adapter.js";
 export type { OpenAIResponsesRequest } from "./render/openai-responses-adapter.js";
