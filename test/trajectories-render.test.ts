@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { BudgetInfeasibleError } from "../src/errors/ledger-error.js";
 import { importTranscript } from "../src/log/import-jsonl.js";
 import type { MessageInput } from "../src/log/message.js";
 import { ThreadLog } from "../src/log/thread-log.js";
@@ -123,8 +124,12 @@ describe.skipIf(!trajectoriesAvailable)(
           try {
             plan = dropOldestToFit(log, emptyPlan(log.threadId), { counter, budget });
           } catch (error) {
-            // Only legitimate when the pinned content (system prompt, last user turn, pending calls) is too big.
-            expect((error as Error).name).toBe("BudgetInfeasibleError");
+            // Only legitimate when the pinned content (system prompt, last user turn, pending calls) is too big:
+            // the error must say so with numbers that really exceed the budget.
+            expect(error).toBeInstanceOf(BudgetInfeasibleError);
+            const { required, available } = error as BudgetInfeasibleError;
+            expect(required).toBeGreaterThan(available);
+            expect(available).toBe(budget - counter.requestOverhead);
             continue;
           }
           const prompt = renderPrompt(log, plan, { counter });

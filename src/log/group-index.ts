@@ -1,11 +1,5 @@
-import type { Group, GroupKind, GroupSource } from "./groups.js";
+import { type Group, type GroupSource, groupKindOf } from "./groups.js";
 import type { Message } from "./message.js";
-
-function kindOf(message: Message): GroupKind {
-  if (message.role === "system") return "system";
-  if (message.role === "user") return "user";
-  return message.parts.some((p) => p.type === "tool_call") ? "tool_call" : "assistant_text";
-}
 
 function countCalls(message: Message): number {
   let calls = 0;
@@ -69,7 +63,7 @@ export class GroupIndex {
     this.#since.push([seq + 1]);
     const group: Group = {
       index,
-      kind: kindOf(message),
+      kind: groupKindOf(message),
       seqs: Object.freeze([seq]),
       messageIds: Object.freeze([message.id]),
       pending: calls > 0,

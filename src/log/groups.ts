@@ -26,13 +26,14 @@ export interface GroupSource {
   answersOf(seq: number): ReadonlyArray<number>;
 }
 
-function kindOf(message: Message): GroupKind {
+/** The kind of group a non-tool message starts. */
+export function groupKindOf(message: Message): GroupKind {
   if (message.role === "system") return "system";
   if (message.role === "user") return "user";
   return message.parts.some((p) => p.type === "tool_call") ? "tool_call" : "assistant_text";
 }
 
-/** Groups of a log value plus the seq → group index, kept so a longer value can extend them. */
+/** Groups of a log value computed from scratch, plus the seq → group index. */
 export interface GroupsSnapshot {
   readonly length: number;
   readonly groups: ReadonlyArray<Group>;
@@ -65,7 +66,7 @@ export function computeGroups(log: GroupSource): GroupsSnapshot {
     if (message.role !== "tool") {
       groupOf[seq] = members.length;
       members.push([seq]);
-      kinds.push(kindOf(message));
+      kinds.push(groupKindOf(message));
       continue;
     }
     const answered = log.answersOf(seq);

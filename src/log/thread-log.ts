@@ -133,8 +133,7 @@ export class ThreadLog {
    * of a span in log order); a correct hint answers without hashing the id.
    */
   seqOf(id: string, hint?: number): number | undefined {
-    if (hint !== undefined && hint >= 0 && hint < this.length && this.#store.messages[hint]!.id === id)
-      return hint;
+    if (hint !== undefined && hint >= 0 && hint < this.length && this.#store.ids[hint] === id) return hint;
     const seq = this.#store.seqById.get(id);
     return seq !== undefined && seq < this.length ? seq : undefined;
   }
@@ -164,14 +163,13 @@ export class ThreadLog {
   /** Atomic groups (system, user, assistant_text, tool_call with its results); built once per value. */
   get groups(): ReadonlyArray<Group> {
     if (this.#groups === undefined) {
-      const fallback = this.#fallbackGroups();
-      if (fallback !== undefined) this.#groups = fallback.groups;
-      else {
-        const index = this.#groupIndex();
-        this.#groups = Object.freeze(
-          Array.from({ length: index.countAt(this.length) }, (_, i) => index.groupAt(i, this.length)),
-        );
-      }
+      const view = this.#groupView();
+      this.#groups =
+        view instanceof GroupIndex
+          ? Object.freeze(
+              Array.from({ length: view.countAt(this.length) }, (_, i) => view.groupAt(i, this.length)),
+            )
+          : view.groups;
     }
     return this.#groups;
   }
@@ -220,11 +218,8 @@ export class ThreadLog {
 
   /** Seqs of messages pinned by nature or by the caller (system messages and `meta.pinned`), ascending. */
   get pinnedSeqs(): ReadonlyArray<number> {
-    this.#pinned ??= Object.freeze(
-      this.#fallbackGroups() !== undefined
-        ? this.messages.filter((m) => m.role === "system" || m.meta.pinned === true).map((m) => m.seq)
-        : this.#groupIndex().pinnedSeqsBelow(this.length),
-    );
+    // The shared index keeps recording pins after a fusion too, so it serves every value.
+    this.#pinned ??= Object.freeze(this.#groupIndex().pinnedSeqsBelow(this.length));
     return this.#pinned;
   }
 

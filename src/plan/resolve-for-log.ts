@@ -9,8 +9,6 @@ export interface SeqResolution {
   readonly actionAt: Int32Array;
   /** One decision per action index (shared by every message the action governs). */
   readonly decisions: ReadonlyArray<Decision>;
-  /** Ids no message of the log has (validation reports them). */
-  readonly unknownIds: ReadonlyArray<string>;
   /**
    * True when some span id was skipped (unknown, or at or after `basedOnSeq`): a child plan with a longer log or
    * a later `basedOnSeq` could resolve it, so it must not build on this table.
@@ -69,7 +67,6 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
   const actionAt = new Int32Array(limit).fill(-1);
   if (base !== undefined) actionAt.set(base.actionAt.subarray(0, Math.min(limit, base.actionAt.length)));
   const decisions: Decision[] = base === undefined ? [] : [...base.decisions];
-  const unknownIds: string[] = base === undefined ? [] : [...base.unknownIds];
   let skippedIds = base?.skippedIds ?? false;
   const spanIssues: SpanIssue[] = base === undefined ? [] : [...base.spanIssues];
   // lastSeen[seq] = 1 + the last action naming seq: finds an id named twice in one span without a Set.
@@ -88,7 +85,6 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
       // Spans list ids in log order: check the next seq in the contiguous id table before hashing the id.
       const seq = idTable[hint + 1] === id && hint + 1 < log.length ? hint + 1 : log.seqOf(id);
       if (seq === undefined) {
-        unknownIds.push(id);
         spanIssues.push({ code: "unknown_id", actionIndex, messageId: id });
         skippedIds = true;
         continue;
@@ -106,7 +102,7 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
       if (current < 0 || rank >= PRECEDENCE[decisions[current]!.kind]) actionAt[seq] = actionIndex;
     }
   }
-  const resolution: SeqResolution = { plan, actionAt, decisions, unknownIds, skippedIds, spanIssues };
+  const resolution: SeqResolution = { plan, actionAt, decisions, skippedIds, spanIssues };
   memo.set(plan, { log, resolution });
   return resolution;
 }

@@ -62,3 +62,20 @@ export function pointerText(record: ExternalizationRecord, messageCount: number)
 export function pendingResultText(toolName: string): string {
   return `[result pending: ${toolName} has not returned yet]`;
 }
+
+/**
+ * The stub results the renderer sends right after a message whose calls have no result yet (empty when none is
+ * pending). Strategies use the same function to count what the stubs will cost.
+ */
+export function pendingStubParts(
+  message: Message,
+  pendingCalls: ReadonlyMap<string, { readonly seq: number }>,
+): ToolResultPart[] {
+  const stubs: ToolResultPart[] = [];
+  for (const part of message.parts) {
+    if (part.type === "tool_call" && pendingCalls.get(part.callId)?.seq === message.seq) {
+      stubs.push({ type: "tool_result", callId: part.callId, content: pendingResultText(part.name) });
+    }
+  }
+  return stubs;
+}

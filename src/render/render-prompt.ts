@@ -5,7 +5,7 @@ import { decisionAt, resolveForLog, type SeqResolution } from "../plan/resolve-f
 import type { Decision } from "../plan/resolve-plan.js";
 import { assertPlanValid } from "../plan/validate-plan.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
-import { clearMessage, pendingResultText, pointerText, summaryText } from "./placeholders.js";
+import { clearMessage, pendingStubParts, pointerText, summaryText } from "./placeholders.js";
 import { finishPrompt, makeRendered } from "./prompt-hash.js";
 import type { RenderedMessage, RenderedPrompt } from "./rendered-prompt.js";
 
@@ -176,16 +176,13 @@ class RenderContext {
     let body = parts ?? message.parts;
     let kind: "original" | "cleared" = "original";
     if (action?.kind === "clear") {
-      body = clearMessage({ ...message, parts: body }, action.record, (callId) =>
-        this.#toolNameOf(message, callId),
+      body = clearMessage({ ...message, parts: body }, action.record, (result) =>
+        this.#toolNameOf(message, result),
       );
       kind = "cleared";
     }
     if (pending && this.options.pendingCalls === "hold") {
-      body = body.filter(
-        (p) =>
-          p.type !== "tool_call" || !this.log.pendingCalls.has(p.callId) || !this.#isPendingHere(message, p),
-      );
+      body = body.filter((p) => p.type !== "tool_call" || !this.#isPendingHere(message, p));
       if (body.length === 0) return;
     }
     const hash = kind === "original" && body === message.parts ? message.hash : undefined;
@@ -217,15 +214,10 @@ class RenderContext {
 
   #emitPendingStubs(call: Message): void {
     if (!this.#pendingSeqs.has(call.seq)) return;
-    const stubs: Part[] = [];
-    for (const part of call.parts) {
-      if (part.type === "tool_call" && this.#isPendingHere(call, part)) {
-        stubs.push({ type: "tool_result", callId: part.callId, content: pendingResultText(part.name) });
-      }
-    }
+    const stubs = pendingStubParts(call, this.log.pendingCalls);
     if (stubs.length === 0) return;
     // The stub depends only on which calls of this message are pending: reuse it while that stays the same.
-    const key = stubs.map((p) => (p as ToolResultPart).callId).join("\u0000");
+    const key = stubs.map((p) => p.callId).join("\u0000");
     const hit = this.#stubMemo.get(call);
     if (hit !== undefined && hit.key === key) {
       this.out.push(hit.rendered);

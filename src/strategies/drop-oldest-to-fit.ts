@@ -3,7 +3,7 @@ import type { Group } from "../log/groups.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, extendPlan, type PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
-import { pendingResultText } from "../render/placeholders.js";
+import { pendingStubParts } from "../render/placeholders.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
 
 /** Options of `dropOldestToFit`. */
@@ -44,19 +44,12 @@ function pendingStubTokens(log: ThreadLog, group: Group, counter: MessageCounter
   }
   const known = memo.get(group);
   if (known !== undefined) return known;
-  const parts = [];
+  // One stub message per call message, built exactly as the renderer builds it.
+  let tokens = 0;
   for (const seq of group.seqs) {
-    for (const part of log.at(seq)!.parts) {
-      if (part.type === "tool_call" && log.pendingCalls.get(part.callId)?.seq === seq) {
-        parts.push({
-          type: "tool_result" as const,
-          callId: part.callId,
-          content: pendingResultText(part.name),
-        });
-      }
-    }
+    const parts = pendingStubParts(log.at(seq)!, log.pendingCalls);
+    if (parts.length > 0) tokens += counter.countMessage({ role: "tool", parts });
   }
-  const tokens = parts.length === 0 ? 0 : counter.countMessage({ role: "tool", parts });
   memo.set(group, tokens);
   return tokens;
 }
@@ -137,15 +130,15 @@ export function dropOldestToFit(
       toDrop.push(g);
     }
   };
+  // A mark table instead of Set lookups: the scan below visits every group on a cold call.
+  const isPinned = new Uint8Array(log.groupCount);
+  for (const g of pinned) isPinned[g] = 1;
   // Behind last turn's cut only pinned groups stayed; drop those no longer pinned (a call answered since, an
   // older user turn).
-  for (const g of known?.olderPinned ?? []) if (!pinned.has(g)) mark(g);
+  for (const g of known?.olderPinned ?? []) if (isPinned[g] === 0) mark(g);
   let kept = 0;
   let cut = log.groupCount;
   let full = false;
-  // A mark table instead of Set lookups: this loop visits every group on a cold call.
-  const isPinned = new Uint8Array(log.groupCount);
-  for (const g of pinned) isPinned[g] = 1;
   for (let g = log.groupCount - 1; g >= stop; g--) {
     if (isPinned[g] === 1) continue;
     if (full) {
