@@ -12,7 +12,9 @@ export type LedgerErrorCode =
   | "BUDGET_INFEASIBLE"
   | "STORE_UNAVAILABLE"
   | "SUMMARIZER_FAILED"
-  | "RENDER_INVALID";
+  | "RENDER_INVALID"
+  | "ACCESS_DENIED"
+  | "NOT_FOUND";
 
 /** Where an error happened; every field is optional and only the known ones are filled in. */
 export interface ErrorLocation {
@@ -112,5 +114,54 @@ export class RenderValidationError extends LedgerError {
   constructor(provider: string, problems: ReadonlyArray<string>, where: ErrorLocation = {}) {
     super("RENDER_INVALID", `request invalid for ${provider}: ${problems.slice(0, 5).join("; ")}`, where);
     this.problems = problems;
+  }
+}
+
+/** Why a summarizer produced nothing usable. */
+export type SummarizerFailure =
+  | "timeout"
+  | "rate_limited"
+  | "server_error"
+  | "bad_request"
+  | "empty"
+  | "malformed"
+  | "aborted"
+  | "failed";
+
+/** A summarizer failed or returned an empty or malformed summary; the plan stays as it was. */
+export class SummarizerError extends LedgerError {
+  readonly summarizerId: string;
+  readonly reason: SummarizerFailure;
+  constructor(
+    summarizerId: string,
+    reason: SummarizerFailure,
+    problem: string,
+    where: ErrorLocation = {},
+    options?: { cause?: unknown },
+  ) {
+    super("SUMMARIZER_FAILED", `summarizer ${summarizerId} failed (${reason}): ${problem}`, where, options);
+    this.summarizerId = summarizerId;
+    this.reason = reason;
+  }
+}
+
+/** A store could not be reached or answered with an error; nothing was written. */
+export class StoreUnavailableError extends LedgerError {
+  constructor(problem: string, where: ErrorLocation = {}, options?: { cause?: unknown }) {
+    super("STORE_UNAVAILABLE", problem, where, options);
+  }
+}
+
+/** The caller's security context may not read this content (another tenant, or too sensitive). */
+export class AccessDeniedError extends LedgerError {
+  constructor(problem: string, where: ErrorLocation = {}) {
+    super("ACCESS_DENIED", problem, where);
+  }
+}
+
+/** A thread, plan version, artifact or model call that does not exist (or has expired). */
+export class NotFoundError extends LedgerError {
+  constructor(problem: string, where: ErrorLocation = {}) {
+    super("NOT_FOUND", problem, where);
   }
 }

@@ -1,10 +1,9 @@
 import { BudgetInfeasibleError } from "../errors/ledger-error.js";
-import type { Group } from "../log/groups.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, extendPlan, type PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
-import { pendingStubParts } from "../render/placeholders.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
+import { groupTokens } from "./group-accounting.js";
 
 /** Options of `dropOldestToFit`. */
 export interface DropOldestOptions {
@@ -29,60 +28,6 @@ export function pinnedGroups(log: ThreadLog): Set<number> {
   for (let seq = lastUser > 0 ? lastUser - 1 : log.length; seq < log.length; seq++)
     pinned.add(log.groupIndexOf(seq));
   return pinned;
-}
-
-// Stub tokens per counter and group version: a pending group's version only changes when a result arrives.
-const stubTokens = new WeakMap<MessageCounter, WeakMap<Group, number>>();
-
-/** Tokens of the stub result the renderer adds for a group's pending calls (an upper bound in `hold` mode). */
-function pendingStubTokens(log: ThreadLog, group: Group, counter: MessageCounter): number {
-  if (!group.pending) return 0;
-  let memo = stubTokens.get(counter);
-  if (memo === undefined) {
-    memo = new WeakMap();
-    stubTokens.set(counter, memo);
-  }
-  const known = memo.get(group);
-  if (known !== undefined) return known;
-  // One stub message per call message, built exactly as the renderer builds it.
-  let tokens = 0;
-  for (const seq of group.seqs) {
-    const parts = pendingStubParts(log.at(seq)!, log.pendingCalls);
-    if (parts.length > 0) tokens += counter.countMessage({ role: "tool", parts });
-  }
-  memo.set(group, tokens);
-  return tokens;
-}
-
-/**
- * Tokens of one message as the renderer sends it: a tool message answering calls of several assistant messages is
- * split into one message per call message (each with its own framing), so it is counted that way.
- */
-function messageTokens(log: ThreadLog, seq: number, counter: MessageCounter): number {
-  const message = log.at(seq)!;
-  if (log.answersOf(seq).length <= 1) return counter.countMessage(message, message.hash);
-  const callSeqs = log.callSeqsOfParts(seq);
-  let sum = 0;
-  for (const callSeq of log.answersOf(seq)) {
-    const parts = message.parts.filter((_, i) => callSeqs[i] === callSeq);
-    sum += counter.countMessage({ role: "tool", parts });
-  }
-  return sum;
-}
-
-/** Tokens a group costs in the request under the current plan (0 when the plan drops it). */
-function groupTokens(
-  log: ThreadLog,
-  group: Group,
-  resolution: SeqResolution,
-  counter: MessageCounter,
-): number {
-  let sum = 0;
-  for (const seq of group.seqs) {
-    if (decisionAt(resolution, seq)?.kind === "drop") continue;
-    sum += messageTokens(log, seq, counter);
-  }
-  return sum === 0 ? 0 : sum + pendingStubTokens(log, group, counter);
 }
 
 interface CutMemo {

@@ -1,0 +1,82 @@
+import type { Group } from "../log/groups.js";
+import type { ThreadLog } from "../log/thread-log.js";
+import { decisionAt, type SeqResolution } from "../plan/resolve-for-log.js";
+import { pendingStubParts } from "../render/placeholders.js";
+import type { MessageCounter } from "../tokens/tokenizer.js";
+
+// Stub tokens per counter and group version: a pending group's version only changes when a result arrives.
+const stubTokens = new WeakMap<MessageCounter, WeakMap<Group, number>>();
+
+/** Tokens of the stub results the renderer adds for a group's pending calls (an upper bound in `hold` mode). */
+export function pendingStubTokens(log: ThreadLog, group: Group, counter: MessageCounter): number {
+  if (!group.pending) return 0;
+  let memo = stubTokens.get(counter);
+  if (memo === undefined) {
+    memo = new WeakMap();
+    stubTokens.set(counter, memo);
+  }
+  const known = memo.get(group);
+  if (known !== undefined) return known;
+  // One stub message per call message, built exactly as the renderer builds it.
+  let tokens = 0;
+  for (const seq of group.seqs) {
+    const parts = pendingStubParts(log.at(seq)!, log.pendingCalls);
+    if (parts.length > 0) tokens += counter.countMessage({ role: "tool", parts });
+  }
+  memo.set(group, tokens);
+  return tokens;
+}
+
+/**
+ * Tokens of one log message as the renderer sends it unchanged: a tool message answering calls of several
+ * assistant messages is split into one message per call message (each with its own framing), so it is counted
+ * that way.
+ */
+export function messageTokens(log: ThreadLog, seq: number, counter: MessageCounter): number {
+  const message = log.at(seq)!;
+  if (log.answersOf(seq).length <= 1) return counter.countMessage(message, message.hash);
+  const callSeqs = log.callSeqsOfParts(seq);
+  let sum = 0;
+  for (const callSeq of log.answersOf(seq)) {
+    const parts = message.parts.filter((_, i) => callSeqs[i] === callSeq);
+    sum += counter.countMessage({ role: "tool", parts });
+  }
+  return sum;
+}
+
+/**
+ * Tokens a group costs when its messages are sent verbatim, skipping those the plan drops (0 when all are
+ * dropped), plus pending-call stubs. Cleared or summarized messages are counted at full size: an upper bound.
+ */
+export function groupTokens(
+  log: ThreadLog,
+  group: Group,
+  resolution: SeqResolution,
+  counter: MessageCounter,
+): number {
+  let sum = 0;
+  for (const seq of group.seqs) {
+    if (decisionAt(resolution, seq)?.kind === "drop") continue;
+    sum += messageTokens(log, seq, counter);
+  }
+  return sum === 0 ? 0 : sum + pendingStubTokens(log, group, counter);
+}
+
+/** True when no action of the plan (other than `include`) touches any message of the group. */
+export function untouched(group: Group, resolution: SeqResolution): boolean {
+  for (const seq of group.seqs) {
+    const kind = decisionAt(resolution, seq)?.kind;
+    if (kind !== undefined && kind !== "include") return false;
+  }
+  return true;
+}
+
+/**
+ * True when compaction may act on the group at all: not a system prompt, not pending, no `meta.pinned` message.
+ * (Which recent groups a strategy keeps is the strategy's own policy.)
+ */
+export function compactable(log: ThreadLog, group: Group): boolean {
+  if (group.kind === "system" || group.pending) return false;
+  for (const seq of group.seqs) if (log.at(seq)!.meta.pinned === true) return false;
+  return true;
+}

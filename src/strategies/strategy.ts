@@ -1,0 +1,84 @@
+import type { ThreadLog } from "../log/thread-log.js";
+import type { ActionKind, CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
+import type { MessageCounter } from "../tokens/tokenizer.js";
+
+/**
+ * How expensive a strategy is to run: `free` strategies only look at the log and the plan and always run;
+ * `model` strategies cost a model call (or similar) and run only while the request is over its target.
+ */
+export type StrategyCost = "free" | "model";
+
+/** What a strategy sees when the pipeline asks it for a proposal. */
+export interface StrategyContext {
+  readonly log: ThreadLog;
+  /** The plan so far in this run: the last committed plan plus what earlier strategies of the run proposed. */
+  readonly plan: CompactionPlan;
+  /** Counts messages the way the renderer does (same tokenizer, same framing). */
+  readonly counter: MessageCounter;
+  /** The renderer's own token count of the history under `plan` (injections excluded). */
+  readonly tokens: number;
+  /** The pipeline wants `tokens <= target`. */
+  readonly target: number;
+  /**
+   * Where a strategy that compacts should aim (at most `target`). Compacting below the target in one chunk
+   * leaves room for the next turns, so the rendered prefix stays byte-identical until the next chunk.
+   */
+  readonly goal: number;
+  /** The model's context window, for triggers expressed as a share of it. */
+  readonly contextWindow: number;
+  /** Aborted when the pipeline gives up on the run (e.g. a deadline); long strategies should honour it. */
+  readonly signal?: AbortSignal;
+  /** The renderer's token count of the history under another plan (for strategies that check their gain). */
+  measure(plan: CompactionPlan): number;
+}
+
+/** Something a strategy wants the caller to know that is not an action (a failure reported as data). */
+export interface StrategyNote {
+  readonly level: "info" | "warning" | "error";
+  /** Stable machine-readable code, e.g. `summarizer_failed`, `nothing_to_do`. */
+  readonly code: string;
+  readonly message: string;
+  readonly cause?: unknown;
+}
+
+/** What a strategy proposes: actions to append to the plan, plus notes. */
+export interface Proposal {
+  /** Span actions in log order of their first message; empty when the strategy has nothing to do. */
+  readonly actions: ReadonlyArray<PlanAction>;
+  readonly notes?: ReadonlyArray<StrategyNote>;
+}
+
+/**
+ * A compaction strategy: looks at the log, the current plan and the token accounting, and proposes span
+ * actions. It never edits the plan itself; the pipeline appends its actions, validates, renders and decides.
+ * Strategies declare their cost class and the action kinds they may propose, so shared code never needs to
+ * know a strategy by name.
+ *
+ * @example
+ * const dropStaleErrors: Strategy = {
+ *   name: "dropStaleErrors",
+ *   cost: "free",
+ *   kinds: ["clear"],
+ *   propose: ({ log }) => ({ actions: [] }), // inspect log.groups and return clear actions
+ * };
+ */
+export interface Strategy {
+  readonly name: string;
+  readonly cost: StrategyCost;
+  /** The action kinds this strategy may propose; the pipeline rejects anything else. */
+  readonly kinds: ReadonlyArray<ActionKind>;
+  propose(context: StrategyContext): Proposal | Promise<Proposal>;
+}
+
+/** A strategy written as a plain function: it may return a proposal or just the actions. */
+export type StrategyFunction = (
+  context: StrategyContext,
+) => Proposal | ReadonlyArray<PlanAction> | Promise<Proposal | ReadonlyArray<PlanAction>>;
+
+/** The proposal that changes nothing. */
+export const NO_PROPOSAL: Proposal = Object.freeze({ actions: Object.freeze([]) });
+
+/** A proposal with nothing to do and one note saying why (shown in pipeline reports). */
+export function nothingToDo(message: string): Proposal {
+  return { actions: [], notes: [{ level: "info", code: "nothing_to_do", message }] };
+}

@@ -1,0 +1,41 @@
+import type { Message } from "../log/message.js";
+import type { StructuredSummary } from "../plan/compaction-plan.js";
+
+/** What a summarizer is asked to condense. */
+export interface SummaryRequest {
+  readonly threadId: string;
+  /** The span's messages in log order (messages the plan already drops are not included). */
+  readonly messages: ReadonlyArray<Message>;
+  /**
+   * An earlier summary that the new one absorbs (its span is part of this one): its content must survive in
+   * the new summary, since the messages it stood for are not repeated in `messages`.
+   */
+  readonly previous?: SummaryResult;
+  /** The summary's text should stay within this many tokens. */
+  readonly maxTokens: number;
+  readonly signal?: AbortSignal;
+}
+
+/** A usable summary: the text the model sees plus its structure. */
+export interface SummaryResult {
+  readonly text: string;
+  readonly structured: StructuredSummary;
+}
+
+/**
+ * Condenses a span of messages into a structured summary (goals, decisions, constraints, open items, tool
+ * outcomes, artifact references). A summarizer throws `SummarizerError` when it cannot produce a usable
+ * summary (timeout, rate limit, server error, empty or malformed output); it never returns error text as a
+ * summary. `id` and `promptVersion` are part of the summary cache key and of the plan's record.
+ *
+ * @example
+ * const summarizer = createExtractiveSummarizer();
+ * const { text, structured } = await summarizer.summarize({ threadId, messages, maxTokens: 800 });
+ */
+export interface Summarizer {
+  /** Stable identity, e.g. `extractive` or `openai:gpt-4o-mini`. */
+  readonly id: string;
+  /** Changes whenever the prompt or the extraction rules change, so cached summaries are not reused. */
+  readonly promptVersion: string;
+  summarize(request: SummaryRequest): Promise<SummaryResult>;
+}
