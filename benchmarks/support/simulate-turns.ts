@@ -1,0 +1,135 @@
+/**
+ * Turn-by-turn simulation of an agent run: before every assistant message of a transcript the harness asks for
+ * the request it would send (append the messages since the last call, run the pipeline, render), exactly as a
+ * harness calling the engine once per model call would. Used by the trajectory test and the pipeline benchmark.
+ */
+import type { MessageInput } from "../../src/log/message.js";
+import { ThreadLog } from "../../src/log/thread-log.js";
+import { emptyPlan } from "../../src/plan/compaction-plan.js";
+import type { ProviderFormat } from "../../src/render/provider-rules.js";
+import { toProviderRequest, validateProviderRequest } from "../../src/render/provider-rules.js";
+import { renderPrompt } from "../../src/render/render-prompt.js";
+import type { RenderedPrompt } from "../../src/render/rendered-prompt.js";
+import type { Pipeline } from "../../src/strategies/pipeline.js";
+import { createTokenBudget } from "../../src/tokens/token-budget.js";
+import type { MessageCounter } from "../../src/tokens/tokenizer.js";
+
+/** The figures of one simulated run. */
+export interface SimulationResult {
+  readonly budget: number;
+  readonly fullTokens: number;
+  /** Model calls simulated (one per assistant message). */
+  readonly requests: number;
+  /** Requests whose run failed (previous plan kept, request not sent). */
+  readonly failures: number;
+  readonly failureMessages: ReadonlyArray<string>;
+  /** Requests over the budget or invalid for a provider (must be 0). */
+  readonly violations: ReadonlyArray<string>;
+  /** Runs that changed the plan. */
+  readonly compactions: number;
+  /** Sum over requests of (uncompacted tokens − sent tokens) / Σ uncompacted tokens. */
+  readonly savedShare: number;
+  /** Mean over requests (after the first) of unchanged leading tokens / previous request's tokens. */
+  readonly stableOfPrevious: number;
+  /** Mean over requests (after the first) of unchanged leading tokens / this request's tokens. */
+  readonly stableOfCurrent: number;
+  readonly maxTokens: number;
+  readonly durationMs: number;
+}
+
+/** Options of {@link simulateTurns}. */
+export interface SimulationOptions {
+  readonly messages: ReadonlyArray<MessageInput>;
+  readonly counter: MessageCounter;
+  /** A fresh pipeline for this run (pipelines keep per-thread failure counters). */
+  readonly pipeline: Pipeline;
+  /** Budget as a share of the full transcript's rendered size. */
+  readonly share: number;
+  /** Formats to check every request against (default: all three). */
+  readonly formats?: ReadonlyArray<ProviderFormat>;
+  readonly threadId?: string;
+}
+
+/** Indices where a model call happens: before each assistant message (and once at the end). */
+function callPoints(messages: ReadonlyArray<MessageInput>): number[] {
+  const points: number[] = [];
+  messages.forEach((m, i) => {
+    if (m.role === "assistant" && i > 0 && messages[i - 1]!.role !== "assistant") points.push(i);
+  });
+  if (points[points.length - 1] !== messages.length) points.push(messages.length);
+  return points;
+}
+
+/** Runs the simulation and collects its figures; violations are collected, not thrown. */
+export async function simulateTurns(options: SimulationOptions): Promise<SimulationResult> {
+  const started = performance.now();
+  const { counter, messages } = options;
+  const threadId = options.threadId ?? "sim";
+  const formats = options.formats ?? ["openai", "responses", "anthropic"];
+  const full = ThreadLog.from(threadId, messages);
+  const fullTokens = renderPrompt(full, emptyPlan(threadId), { counter }).tokenCount;
+  const budgetTokens = Math.floor(fullTokens * options.share);
+  const budget = createTokenBudget({ contextWindow: budgetTokens, reserveOutput: 0, safetyMargin: 0 });
+  let log = ThreadLog.empty(threadId);
+  let plan = emptyPlan(threadId);
+  let previous: RenderedPrompt | undefined;
+  let from = 0;
+  const out = { requests: 0, failures: 0, compactions: 0, maxTokens: 0, rawSum: 0, sentSum: 0 };
+  const failureMessages: string[] = [];
+  const violations: string[] = [];
+  let stablePrev = 0;
+  let stableCur = 0;
+  let pairs = 0;
+  for (const point of callPoints(messages)) {
+    log = log.append(messages.slice(from, point));
+    from = point;
+    out.requests++;
+    const result = await options.pipeline.run({
+      log,
+      plan,
+      counter,
+      budget,
+      ...(previous === undefined ? {} : { previous }),
+    });
+    if (!result.ok) {
+      out.failures++;
+      if (failureMessages.length < 5)
+        failureMessages.push(`request ${out.requests}: ${result.error.message}`);
+      continue;
+    }
+    if (result.changed) out.compactions++;
+    plan = result.plan;
+    const prompt = result.prompt;
+    if (prompt.tokenCount > budgetTokens) {
+      violations.push(`request ${out.requests}: ${prompt.tokenCount} tokens > budget ${budgetTokens}`);
+    }
+    for (const format of formats) {
+      const problems = validateProviderRequest(format, toProviderRequest(format, prompt));
+      if (problems.length > 0) violations.push(`request ${out.requests} (${format}): ${problems[0]}`);
+    }
+    const raw = renderPrompt(log, emptyPlan(threadId), { counter, validatePlan: false }).tokenCount;
+    out.rawSum += raw;
+    out.sentSum += prompt.tokenCount;
+    out.maxTokens = Math.max(out.maxTokens, prompt.tokenCount);
+    if (previous !== undefined) {
+      stablePrev += prompt.unchangedLeadingTokens / previous.tokenCount;
+      stableCur += prompt.unchangedLeadingTokens / prompt.tokenCount;
+      pairs++;
+    }
+    previous = prompt;
+  }
+  return {
+    budget: budgetTokens,
+    fullTokens,
+    requests: out.requests,
+    failures: out.failures,
+    failureMessages,
+    violations,
+    compactions: out.compactions,
+    savedShare: out.rawSum === 0 ? 0 : (out.rawSum - out.sentSum) / out.rawSum,
+    stableOfPrevious: pairs === 0 ? 1 : stablePrev / pairs,
+    stableOfCurrent: pairs === 0 ? 1 : stableCur / pairs,
+    maxTokens: out.maxTokens,
+    durationMs: performance.now() - started,
+  };
+}

@@ -1,0 +1,318 @@
+import { BudgetInfeasibleError, LedgerError, RenderValidationError } from "../errors/ledger-error.js";
+import { type CompactionPlan, nextPlan, type PlanAction } from "../plan/compaction-plan.js";
+import { validatePlan } from "../plan/validate-plan.js";
+import { type ProviderFormat, toProviderRequest, validateProviderRequest } from "../render/provider-rules.js";
+import { type PendingCallMode, renderPrompt } from "../render/render-prompt.js";
+import { availableForPrompt, compactionTarget } from "../tokens/token-budget.js";
+import type { PipelineInput, PipelineResult, PipelineStrategy } from "./pipeline.js";
+import { countKinds, type PipelineReport, type StepOutcome, type StepReport } from "./pipeline-report.js";
+import type { Proposal, Strategy, StrategyContext, StrategyNote } from "./strategy.js";
+
+/** Settings of a pipeline, fixed when it is created (plus the failure counters it keeps across runs). */
+export interface RunSettings {
+  readonly strategies: ReadonlyArray<PipelineStrategy>;
+  readonly fallback: Strategy | undefined;
+  readonly goalRatio: number;
+  readonly minGain: number | undefined;
+  readonly maxAttempts: number;
+  readonly failureCooldown: number;
+  readonly formats: ReadonlyArray<ProviderFormat>;
+  readonly pendingCalls: PendingCallMode;
+  /** Per thread and model strategy: consecutive failures and runs left to sit out. */
+  readonly failures: Map<string, { count: number; cooldown: number }>;
+}
+
+/** The mutable state of one run. */
+interface Run {
+  readonly input: PipelineInput;
+  readonly settings: RunSettings;
+  readonly target: number;
+  readonly minGain: number;
+  readonly triggered: boolean;
+  readonly goal: number;
+  plan: CompactionPlan;
+  readonly added: PlanAction[];
+  tokens: number;
+  readonly steps: StepReport[];
+  readonly started: number;
+  readonly tokensBefore: number;
+}
+
+function historyTokens(input: PipelineInput, settings: RunSettings, plan: CompactionPlan): number {
+  const options = { counter: input.counter, validatePlan: false, pendingCalls: settings.pendingCalls };
+  return renderPrompt(input.log, plan, options).tokenCount;
+}
+
+function contextFor(run: Run): StrategyContext {
+  const { input, settings } = run;
+  return {
+    log: input.log,
+    plan: run.plan,
+    counter: input.counter,
+    tokens: run.tokens,
+    target: run.target,
+    goal: run.goal,
+    contextWindow: input.budget.contextWindow,
+    ...(input.signal === undefined ? {} : { signal: input.signal }),
+    measure: (plan) => historyTokens(input, settings, plan),
+  };
+}
+
+function asLedgerError(error: unknown): LedgerError {
+  if (error instanceof LedgerError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new LedgerError("VALIDATION", `compaction failed: ${message}`, {}, { cause: error });
+}
+
+/** One run of the pipeline (see `createPipeline`). Never throws: failures come back as data. */
+export async function runPipeline(input: PipelineInput, settings: RunSettings): Promise<PipelineResult> {
+  const started = performance.now();
+  const target = compactionTarget(input.budget);
+  let tokensBefore: number;
+  try {
+    tokensBefore = historyTokens(input, settings, input.plan);
+  } catch (error) {
+    const run = newRun(input, settings, target, 0, started);
+    return failure(run, asLedgerError(error));
+  }
+  const run = newRun(input, settings, target, tokensBefore, started);
+  for (const strategy of settings.strategies) await step(run, strategy);
+  if (settings.fallback !== undefined && run.tokens > target) {
+    const error = await step(run, settings.fallback);
+    if (error !== undefined) return failure(run, error);
+  }
+  return finish(run);
+}
+
+function newRun(
+  input: PipelineInput,
+  settings: RunSettings,
+  target: number,
+  tokensBefore: number,
+  started: number,
+): Run {
+  const triggered = tokensBefore > target;
+  return {
+    input,
+    settings,
+    target,
+    minGain: settings.minGain ?? Math.ceil(target * 0.02),
+    triggered,
+    goal: triggered ? Math.floor(target * settings.goalRatio) : target,
+    plan: input.plan,
+    added: [],
+    tokens: tokensBefore,
+    steps: [],
+    started,
+    tokensBefore,
+  };
+}
+
+/** Whether a strategy runs now, or why not. */
+function gate(run: Run, strategy: PipelineStrategy, ctx: StrategyContext): string | undefined {
+  if (strategy.cost === "free" || strategy === run.settings.fallback) return undefined;
+  const key = `${run.input.log.threadId}\u0000${strategy.name}`;
+  const state = run.settings.failures.get(key);
+  if (state !== undefined && state.cooldown > 0) {
+    state.cooldown--;
+    return `cooling down after ${state.count} failed run(s)`;
+  }
+  const aim = run.triggered ? run.goal : run.target;
+  if (run.tokens > aim) return undefined;
+  return strategy.due?.(ctx) === true ? undefined : "under target";
+}
+
+function noteFailure(run: Run, strategy: PipelineStrategy, failed: boolean): void {
+  if (strategy.cost === "free") return;
+  const key = `${run.input.log.threadId}\u0000${strategy.name}`;
+  if (!failed) {
+    run.settings.failures.delete(key);
+    return;
+  }
+  const state = run.settings.failures.get(key) ?? { count: 0, cooldown: 0 };
+  // Every attempt of this run failed: sit out the next runs rather than hammer a failing model every turn.
+  state.count++;
+  state.cooldown = run.settings.failureCooldown;
+  run.settings.failures.set(key, state);
+}
+
+/** Asks a strategy (with retries for model strategies) for a proposal; errors become a failed outcome. */
+async function ask(
+  run: Run,
+  strategy: PipelineStrategy,
+  ctx: StrategyContext,
+): Promise<{ proposal?: Proposal; error?: unknown; attempts: number }> {
+  const tries = strategy.cost === "model" ? run.settings.maxAttempts : 1;
+  let last: { proposal?: Proposal; error?: unknown; attempts: number } = { attempts: 0 };
+  for (let attempt = 1; attempt <= tries; attempt++) {
+    try {
+      const proposal = await strategy.propose(ctx);
+      const failed = proposal.actions.length === 0 && proposal.notes?.some((n) => n.level === "error");
+      last = { proposal, attempts: attempt };
+      if (!failed) return last;
+    } catch (error) {
+      last = { error, attempts: attempt };
+      if (error instanceof BudgetInfeasibleError) return last;
+    }
+    if (run.input.signal?.aborted === true) break;
+  }
+  return last;
+}
+
+/** Checks a proposal against the strategy's declared kinds and the log; returns the problems. */
+function check(strategy: PipelineStrategy, actions: ReadonlyArray<PlanAction>): string[] {
+  const problems: string[] = [];
+  actions.forEach((action, i) => {
+    if (!strategy.kinds.includes(action.kind)) {
+      problems.push(`action ${i} is a ${action.kind}, which ${strategy.name} does not declare`);
+    }
+    if (!Array.isArray(action.span) || action.span.length === 0)
+      problems.push(`action ${i} has an empty span`);
+  });
+  return problems;
+}
+
+/** Runs one strategy; returns the error that ends the run (only a fallback's infeasible budget does). */
+async function step(run: Run, strategy: PipelineStrategy): Promise<LedgerError | undefined> {
+  const t0 = performance.now();
+  const before = run.tokens;
+  const ctx = contextFor(run);
+  const record = (outcome: StepOutcome, extra: Partial<StepReport> = {}): void => {
+    run.steps.push({
+      strategy: strategy.name,
+      cost: strategy.cost,
+      outcome,
+      tokensBefore: before,
+      tokensAfter: run.tokens,
+      actions: 0,
+      notes: [],
+      attempts: 0,
+      durationMs: performance.now() - t0,
+      ...extra,
+    });
+  };
+  const skip = gate(run, strategy, ctx);
+  if (skip !== undefined) {
+    record("skipped", { detail: skip });
+    return undefined;
+  }
+  const { proposal, error, attempts } = await ask(run, strategy, ctx);
+  const notes: ReadonlyArray<StrategyNote> = proposal?.notes ?? [];
+  if (proposal === undefined) {
+    noteFailure(run, strategy, true);
+    const failure = asLedgerError(error);
+    record("failed", { detail: failure.message, attempts });
+    return error instanceof BudgetInfeasibleError ? error : undefined;
+  }
+  if (proposal.actions.length === 0) {
+    const failed = notes.some((n) => n.level === "error");
+    noteFailure(run, strategy, failed);
+    record(failed ? "failed" : "nothing", {
+      notes,
+      attempts,
+      ...(failed ? { detail: notes[0]!.message } : {}),
+    });
+    return undefined;
+  }
+  noteFailure(run, strategy, false);
+  apply(run, strategy, proposal, notes, attempts, record);
+  return undefined;
+}
+
+function apply(
+  run: Run,
+  strategy: PipelineStrategy,
+  proposal: Proposal,
+  notes: ReadonlyArray<StrategyNote>,
+  attempts: number,
+  record: (outcome: StepOutcome, extra?: Partial<StepReport>) => void,
+): void {
+  const { input } = run;
+  const base = { notes, attempts, actions: proposal.actions.length };
+  const problems = check(strategy, proposal.actions);
+  const candidate =
+    problems.length > 0
+      ? undefined
+      : nextPlan(input.plan, [...input.plan.actions, ...run.added, ...proposal.actions], input.log.length);
+  if (candidate !== undefined) problems.push(...validatePlan(candidate, input.log).map((p) => p.message));
+  if (candidate === undefined || problems.length > 0) {
+    record("rejected", { ...base, detail: problems.slice(0, 3).join("; ") });
+    return;
+  }
+  const tokens = historyTokens(input, run.settings, candidate);
+  const gain = run.tokens - tokens;
+  if (gain <= 0) {
+    record("no_gain", { ...base, detail: `the request would grow by ${-gain} tokens` });
+  } else if (strategy.cost === "free" && run.tokens <= run.target && gain < run.minGain) {
+    record("deferred", { ...base, detail: `saves ${gain} < ${run.minGain} tokens while under target` });
+  } else {
+    run.added.push(...proposal.actions);
+    run.plan = candidate;
+    run.tokens = tokens;
+    record("applied", base);
+  }
+}
+
+function report(run: Run, requestTokens: number): PipelineReport {
+  return {
+    threadId: run.input.log.threadId,
+    tokensBefore: run.tokensBefore,
+    tokensAfter: run.tokens,
+    requestTokens,
+    target: run.target,
+    goal: run.goal,
+    triggered: run.triggered,
+    steps: run.steps,
+    actionsByKind: countKinds(run.added),
+    durationMs: performance.now() - run.started,
+  };
+}
+
+function failure(run: Run, error: LedgerError): PipelineResult {
+  return { ok: false, plan: run.input.plan, error, report: report(run, run.tokens) };
+}
+
+/** Renders the request the run settled on and checks it: budget, injection reserve, each provider's rules. */
+function finish(run: Run): PipelineResult {
+  const { input, settings } = run;
+  const plan = run.added.length === 0 ? input.plan : run.plan;
+  let prompt: ReturnType<typeof renderPrompt>;
+  try {
+    prompt = renderPrompt(input.log, plan, {
+      counter: input.counter,
+      pendingCalls: settings.pendingCalls,
+      ...(input.injections === undefined ? {} : { injections: input.injections }),
+      ...(input.rehydrated === undefined ? {} : { rehydrated: input.rehydrated }),
+      ...(input.previous === undefined ? {} : { previous: input.previous }),
+    });
+  } catch (error) {
+    return failure(run, asLedgerError(error));
+  }
+  const where = { threadId: input.log.threadId };
+  if (run.tokens > run.target) {
+    const error = new BudgetInfeasibleError(
+      "the history is still over the target after every strategy",
+      run.tokens,
+      run.target,
+      where,
+    );
+    return failure(run, error);
+  }
+  const extra = prompt.tokenCount - run.tokens;
+  const reserve = input.budget.injectionReserve + input.budget.rehydrationReserve;
+  if (extra > reserve || prompt.tokenCount > availableForPrompt(input.budget)) {
+    const error = new BudgetInfeasibleError(
+      "injected and rehydrated content overflows its reserve",
+      extra,
+      reserve,
+      where,
+    );
+    return failure(run, error);
+  }
+  for (const format of settings.formats) {
+    const problems = validateProviderRequest(format, toProviderRequest(format, prompt));
+    if (problems.length > 0) return failure(run, new RenderValidationError(format, problems, where));
+  }
+  const changed = plan !== input.plan;
+  return { ok: true, plan, changed, prompt, report: report(run, prompt.tokenCount) };
+}

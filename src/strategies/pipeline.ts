@@ -1,0 +1,146 @@
+import type { LedgerError } from "../errors/ledger-error.js";
+import { ValidationError } from "../errors/ledger-error.js";
+import type { ThreadLog } from "../log/thread-log.js";
+import type { ActionKind, CompactionPlan } from "../plan/compaction-plan.js";
+import type { ProviderFormat } from "../render/provider-rules.js";
+import type { Injection, PendingCallMode, RehydratedArtifact } from "../render/render-prompt.js";
+import type { RenderedPrompt } from "../render/rendered-prompt.js";
+import type { TokenBudget } from "../tokens/token-budget.js";
+import type { MessageCounter } from "../tokens/tokenizer.js";
+import { createHardFallback } from "./hard-fallback.js";
+import type { PipelineReport } from "./pipeline-report.js";
+import { runPipeline } from "./pipeline-run.js";
+import type { Proposal, Strategy, StrategyContext, StrategyFunction } from "./strategy.js";
+
+export type { PipelineReport, StepOutcome, StepReport } from "./pipeline-report.js";
+
+/** A strategy that can also say it is due by its own rule (e.g. a count threshold) while under the target. */
+export type PipelineStrategy = Strategy & { due?(context: StrategyContext): boolean };
+
+/** Options of {@link createPipeline}. */
+export interface PipelineOptions {
+  /** Run in this order; put free strategies first. Functions become free strategies named after themselves. */
+  readonly strategies: ReadonlyArray<PipelineStrategy | StrategyFunction>;
+  /** The last resort when still over the target (default: `createHardFallback()`); `false` disables it. */
+  readonly fallback?: Strategy | false;
+  /**
+   * When compaction fires, aim at `goalRatio × target` rather than the target itself (default 0.8), so the next
+   * turns fit without compacting again and the prompt prefix stays cached (chunked recompaction).
+   */
+  readonly goalRatio?: number;
+  /**
+   * A free strategy's proposal made while the request is under its target is applied only when it saves at
+   * least this many tokens (default: 2 % of the target); smaller ones wait and are batched, so the cached
+   * prefix is not broken for a few tokens every turn.
+   */
+  readonly minGain?: number;
+  /** Tries per model strategy and run when it fails (default 1). */
+  readonly maxAttempts?: number;
+  /** Runs a model strategy sits out after a run in which all its attempts failed (default 3). */
+  readonly failureCooldown?: number;
+  /** Formats the final request must be valid for (default: all three). */
+  readonly formats?: ReadonlyArray<ProviderFormat>;
+  readonly pendingCalls?: PendingCallMode;
+}
+
+/** One run's input: the log, the last committed plan and the accounting. */
+export interface PipelineInput {
+  readonly log: ThreadLog;
+  readonly plan: CompactionPlan;
+  readonly counter: MessageCounter;
+  readonly budget: TokenBudget;
+  readonly injections?: ReadonlyArray<Injection>;
+  readonly rehydrated?: ReadonlyArray<RehydratedArtifact>;
+  /** The previous request of this thread, for the unchanged-leading-tokens figure. */
+  readonly previous?: RenderedPrompt;
+  readonly signal?: AbortSignal;
+}
+
+/** A run that produced a request which fits and is valid; `plan` is the input plan (`toBe`) when unchanged. */
+export interface PipelineSuccess {
+  readonly ok: true;
+  readonly plan: CompactionPlan;
+  readonly changed: boolean;
+  readonly prompt: RenderedPrompt;
+  readonly report: PipelineReport;
+}
+
+/** A run that failed: the previous plan stays in force, and the error says why. */
+export interface PipelineFailure {
+  readonly ok: false;
+  readonly plan: CompactionPlan;
+  readonly error: LedgerError;
+  readonly report: PipelineReport;
+}
+
+/** What a run returns; failures are data, not exceptions. */
+export type PipelineResult = PipelineSuccess | PipelineFailure;
+
+/** The compaction pipeline: strategies in order, one run per model call. */
+export interface Pipeline {
+  readonly strategies: ReadonlyArray<PipelineStrategy>;
+  run(input: PipelineInput): Promise<PipelineResult>;
+}
+
+/** Turns a user's function into a strategy that runs exactly like the built-ins. */
+export function toStrategy(strategy: PipelineStrategy | StrategyFunction): PipelineStrategy {
+  if (typeof strategy !== "function") return strategy;
+  const kinds: ReadonlyArray<ActionKind> = ["include", "clear", "summarize", "externalize", "drop"];
+  return {
+    name: strategy.name || "custom",
+    cost: "free",
+    kinds,
+    propose: async (ctx): Promise<Proposal> => {
+      const out = await strategy(ctx);
+      return Array.isArray(out) ? { actions: out } : (out as Proposal);
+    },
+  };
+}
+
+function positive(value: number | undefined, field: string, fallback: number, max = Infinity): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value < 0 || value > max) {
+    throw new ValidationError(`pipeline option ${field} must be between 0 and ${max}, got ${value}`, {
+      field,
+    });
+  }
+  return value;
+}
+
+/**
+ * Builds a pipeline. Each run: free strategies always run (their small proposals wait while under target),
+ * model strategies run only while over target (or when due by their own rule), the fallback last; every
+ * proposal is validated and measured by the renderer's own count, a proposal that breaks the plan is rejected
+ * and reported, and the final request is rendered, checked against the budget and each provider's rules. Any
+ * failure returns the previous plan with a typed error; the next plan extends the previous one, so the rendered
+ * prefix stays byte-identical between compactions.
+ */
+export function createPipeline(options: PipelineOptions): Pipeline {
+  const strategies = options.strategies.map(toStrategy);
+  const names = new Set<string>();
+  strategies.forEach((s, i) => {
+    if (typeof s?.propose !== "function" || typeof s.name !== "string" || s.name === "") {
+      throw new ValidationError("a strategy needs a name and a propose function", {
+        field: `strategies[${i}]`,
+      });
+    }
+    if (names.has(s.name)) {
+      throw new ValidationError(`two strategies are named ${JSON.stringify(s.name)}; give one a name`, {
+        field: `strategies[${i}].name`,
+      });
+    }
+    names.add(s.name);
+  });
+  const settings = {
+    strategies,
+    fallback: options.fallback === false ? undefined : (options.fallback ?? createHardFallback()),
+    goalRatio: positive(options.goalRatio, "goalRatio", 0.8, 1),
+    minGain: options.minGain,
+    maxAttempts: Math.max(1, Math.floor(positive(options.maxAttempts, "maxAttempts", 1))),
+    failureCooldown: Math.floor(positive(options.failureCooldown, "failureCooldown", 3)),
+    formats: options.formats ?? ["openai", "responses", "anthropic"],
+    pendingCalls: options.pendingCalls ?? "stub",
+    failures: new Map<string, { count: number; cooldown: number }>(),
+  };
+  return { strategies, run: (input) => runPipeline(input, settings) };
+}

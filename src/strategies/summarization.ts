@@ -1,0 +1,237 @@
+import { z } from "zod";
+import { SummarizerError, ValidationError } from "../errors/ledger-error.js";
+import { sha256Hex } from "../log/canonical-json.js";
+import type { Group } from "../log/groups.js";
+import type { Message } from "../log/message.js";
+import type { ThreadLog } from "../log/thread-log.js";
+import type { PlanAction, SummarizationRecord } from "../plan/compaction-plan.js";
+import { decisionAt, resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
+import { type SummaryCache, summaryCacheKey } from "../stores/summary-cache.js";
+import { compactable, renderedGroupTokens } from "./group-accounting.js";
+import { parseOptions } from "./options.js";
+import type { Proposal, Strategy, StrategyContext, StrategyNote } from "./strategy.js";
+import type { Summarizer, SummaryResult } from "./summarizer.js";
+
+/** JSON-shaped options of {@link createSummarization} (the summarizer and cache are passed beside them). */
+export const summarizationOptionsSchema = z.strictObject({
+  name: z.string().trim().min(1).optional(),
+  /** Groups kept verbatim after a count-triggered summary (MAF's `target`). */
+  target: z.number().int().nonnegative().optional(),
+  /** A count-triggered summary fires when more than `target + threshold` groups are verbatim. */
+  threshold: z.number().int().nonnegative().optional(),
+  /** Under token pressure, the newest groups that always stay verbatim (default 2). */
+  minKeepGroups: z.number().int().positive().optional(),
+  /** Don't summarize fewer groups than this in one go (default 2): a tiny span is not worth a model call. */
+  minSpanGroups: z.number().int().positive().optional(),
+  /** Ceiling on a summary's tokens (default: 10 % of the goal, between 64 and 2,000). */
+  maxSummaryTokens: z.number().int().positive().optional(),
+});
+
+/** Options of {@link createSummarization}. */
+export type SummarizationOptions = z.infer<typeof summarizationOptionsSchema> & {
+  readonly summarizer: Summarizer;
+  readonly cache?: SummaryCache;
+};
+
+interface Settings {
+  readonly name: string;
+  readonly target: number | undefined;
+  readonly threshold: number;
+  readonly minKeepGroups: number;
+  readonly minSpanGroups: number;
+  readonly maxSummaryTokens: number | undefined;
+  readonly summarizer: Summarizer;
+  readonly cache: SummaryCache | undefined;
+}
+
+/** This strategy's summary in force, if any: its action and the ids it still governs. */
+interface Previous {
+  readonly record: SummarizationRecord;
+  readonly ids: ReadonlyArray<string>;
+}
+
+function previousSummary(
+  ctx: StrategyContext,
+  name: string,
+  resolution: SeqResolution,
+): Previous | undefined {
+  const actions = ctx.plan.actions;
+  for (let i = actions.length - 1; i >= 0; i--) {
+    const action = actions[i]!;
+    if (action.kind !== "summarize" || action.strategy !== name) continue;
+    const ids = action.span.filter((id) => {
+      const seq = ctx.log.seqOf(id);
+      return seq !== undefined && decisionAt(resolution, seq)?.action === action;
+    });
+    return ids.length === 0 ? undefined : { record: action.record, ids };
+  }
+  return undefined;
+}
+
+/**
+ * Groups a summary may absorb, oldest first: compactable (not system, pending or pinned), not the group of the
+ * last user message (the request being answered stays verbatim), nothing dropped or externalized in it, and not
+ * already under this strategy's summary. Groups cleared or collapsed by cheaper strategies qualify: the
+ * summarizer reads their original messages.
+ */
+function candidates(log: ThreadLog, resolution: SeqResolution, absorbed: ReadonlySet<string>): Group[] {
+  let lastUser = log.length - 1;
+  while (lastUser >= 0 && log.at(lastUser)!.role !== "user") lastUser--;
+  const protectedGroup = lastUser >= 0 ? log.groupIndexOf(lastUser) : -1;
+  const out: Group[] = [];
+  for (const group of log.groups) {
+    if (group.index === protectedGroup || !compactable(log, group)) continue;
+    const usable = group.seqs.every((seq) => {
+      const kind = decisionAt(resolution, seq)?.kind;
+      return kind !== "drop" && kind !== "externalize" && !absorbed.has(log.at(seq)!.id);
+    });
+    if (usable) out.push(group);
+  }
+  return out;
+}
+
+/** How many of the oldest candidates to summarize: by the count rule, then more while over the goal. */
+function spanLength(
+  ctx: StrategyContext,
+  settings: Settings,
+  groups: ReadonlyArray<Group>,
+  summaryCost: number,
+) {
+  const maxSpan = Math.max(0, groups.length - settings.minKeepGroups);
+  let count = 0;
+  if (settings.target !== undefined && groups.length > settings.target + settings.threshold) {
+    count = groups.length - settings.target;
+  }
+  if (ctx.tokens > ctx.goal) {
+    const perGroup = renderedGroupTokens(ctx.log, ctx.plan, ctx.counter);
+    let saved = 0;
+    for (let i = 0; i < groups.length; i++) {
+      if (i >= count && ctx.tokens - saved + summaryCost <= ctx.goal) break;
+      saved += perGroup[groups[i]!.index]!;
+      count = Math.max(count, i + 1);
+    }
+  }
+  return Math.min(count, maxSpan);
+}
+
+function spanHashOf(messages: ReadonlyArray<Message>): string {
+  return sha256Hex(messages.map((m) => m.hash).join("\n"));
+}
+
+async function summarizeSpan(
+  ctx: StrategyContext,
+  settings: Settings,
+  fresh: ReadonlyArray<Message>,
+  previous: Previous | undefined,
+  spanHash: string,
+  maxTokens: number,
+): Promise<SummaryResult> {
+  const { summarizer, cache } = settings;
+  const key = summaryCacheKey(spanHash, summarizer.id, summarizer.promptVersion);
+  const cached = await cache?.get(key);
+  if (cached !== undefined) return cached;
+  const result = await summarizer.summarize({
+    threadId: ctx.log.threadId,
+    messages: fresh,
+    ...(previous === undefined
+      ? {}
+      : { previous: { text: previous.record.summary, structured: previous.record.structured ?? {} } }),
+    maxTokens,
+    ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
+  });
+  // A summarizer must not hand back nothing; never commit an empty text as the history.
+  if (typeof result?.text !== "string" || result.text.trim() === "") {
+    throw new SummarizerError(summarizer.id, "empty", "the summary text is empty", {
+      threadId: ctx.log.threadId,
+    });
+  }
+  await cache?.set(key, { text: result.text, structured: result.structured });
+  return result;
+}
+
+function failureNote(error: unknown): StrategyNote {
+  const message = error instanceof Error ? error.message : String(error);
+  return { level: "error", code: "summarizer_failed", message, cause: error };
+}
+
+async function propose(ctx: StrategyContext, settings: Settings): Promise<Proposal> {
+  const resolution = resolveForLog(ctx.plan, ctx.log);
+  const previous = previousSummary(ctx, settings.name, resolution);
+  const groups = candidates(ctx.log, resolution, new Set(previous?.ids ?? []));
+  const maxTokens = settings.maxSummaryTokens ?? Math.min(2_000, Math.max(64, Math.floor(ctx.goal * 0.1)));
+  const count = spanLength(ctx, settings, groups, maxTokens);
+  if (count < settings.minSpanGroups) {
+    return {
+      actions: [],
+      notes: [{ level: "info", code: "nothing_to_do", message: "no span worth summarizing" }],
+    };
+  }
+  const seqs = groups.slice(0, count).flatMap((g) => g.seqs);
+  const fresh = seqs.sort((a, b) => a - b).map((seq) => ctx.log.at(seq)!);
+  const prevMessages = (previous?.ids ?? []).map((id) => ctx.log.byId(id)!);
+  const spanMessages = [...prevMessages, ...fresh].sort((a, b) => a.seq - b.seq);
+  const spanHash = spanHashOf(spanMessages);
+  let result: SummaryResult;
+  try {
+    result = await summarizeSpan(ctx, settings, fresh, previous, spanHash, maxTokens);
+  } catch (error) {
+    return { actions: [], notes: [failureNote(error)] };
+  }
+  const action: PlanAction = {
+    kind: "summarize",
+    span: spanMessages.map((m) => m.id),
+    record: {
+      kind: "summarize",
+      summary: result.text,
+      structured: result.structured,
+      summarizerId: settings.summarizer.id,
+      promptVersion: settings.summarizer.promptVersion,
+      spanHash,
+    },
+    strategy: settings.name,
+    reason: `${fresh.length} message(s) of the ${count} oldest group(s) summarized${previous === undefined ? "" : `, absorbing the previous summary of ${previous.ids.length}`}`,
+  };
+  return { actions: [action] };
+}
+
+/**
+ * Prefix-ward, chunked summarization through a {@link Summarizer}: the oldest compactable groups become one
+ * synthetic summary message; a later run absorbs the earlier summary (its span plus the next oldest groups) so
+ * there is one summary, at the position of the oldest summarized message, and the verbatim tail behind it
+ * stays byte-identical. Fires by count (`target` + `threshold`, MAF-style hysteresis) and, when the pipeline is
+ * over its target, summarizes enough groups to reach the goal, keeping at least `minKeepGroups` verbatim.
+ * Summaries are cached by span content hash, summarizer id and prompt version. A failed, empty or malformed
+ * summary proposes nothing and comes back as an error note; the plan stays as it was.
+ */
+export function createSummarization(options: SummarizationOptions): Strategy & {
+  due(ctx: StrategyContext): boolean;
+} {
+  const { summarizer, cache, ...json } = options;
+  if (summarizer === undefined || typeof summarizer.summarize !== "function") {
+    throw new ValidationError("summarization needs a summarizer", { field: "summarizer" });
+  }
+  const o = parseOptions(summarizationOptionsSchema, json, "summarization");
+  const settings: Settings = {
+    name: o.name ?? "summarize",
+    target: o.target,
+    threshold: o.threshold ?? 0,
+    minKeepGroups: o.minKeepGroups ?? 2,
+    minSpanGroups: o.minSpanGroups ?? 2,
+    maxSummaryTokens: o.maxSummaryTokens,
+    summarizer,
+    cache,
+  };
+  return {
+    name: settings.name,
+    cost: "model",
+    kinds: ["summarize"],
+    propose: (ctx) => propose(ctx, settings),
+    due: (ctx) => {
+      if (settings.target === undefined) return false;
+      const resolution = resolveForLog(ctx.plan, ctx.log);
+      const previous = previousSummary(ctx, settings.name, resolution);
+      const groups = candidates(ctx.log, resolution, new Set(previous?.ids ?? []));
+      return groups.length > settings.target + settings.threshold;
+    },
+  };
+}
