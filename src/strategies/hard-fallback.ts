@@ -21,7 +21,8 @@ export type HardFallbackOptions = z.infer<typeof hardFallbackOptionsSchema>;
 
 /**
  * Group indices the fallback never drops: system prompts, `meta.pinned` messages, pending calls, and the last
- * user message — with everything after it when `protect` is `lastTurn`.
+ * user message — with everything after it when `protect` is `lastTurn` (the newest non-system group when there
+ * is no user message).
  */
 export function protectedGroups(log: ThreadLog, protect: "lastTurn" | "lastUserMessage"): Uint8Array {
   const keep = new Uint8Array(log.groupCount);
@@ -33,6 +34,12 @@ export function protectedGroups(log: ThreadLog, protect: "lastTurn" | "lastUserM
   if (lastUser >= 0) {
     const end = protect === "lastTurn" ? log.length : lastUser + 1;
     for (let seq = lastUser; seq < end; seq++) keep[log.groupIndexOf(seq)] = 1;
+  } else {
+    // No user message at all: the newest non-system group is what the model must answer, and a request needs a
+    // message besides the system prompt.
+    let g = log.groupCount - 1;
+    while (g >= 0 && log.groupAt(g).kind === "system") g--;
+    if (g >= 0) keep[g] = 1;
   }
   return keep;
 }

@@ -3,6 +3,7 @@ import { type CompactionPlan, nextPlan, type PlanAction } from "../plan/compacti
 import { validatePlan } from "../plan/validate-plan.js";
 import { type ProviderFormat, toProviderRequest, validateProviderRequest } from "../render/provider-rules.js";
 import { type PendingCallMode, renderPrompt } from "../render/render-prompt.js";
+import type { RenderedPrompt } from "../render/rendered-prompt.js";
 import { availableForPrompt, compactionTarget } from "../tokens/token-budget.js";
 import type { PipelineInput, PipelineResult, PipelineStrategy } from "./pipeline.js";
 import { countKinds, type PipelineReport, type StepOutcome, type StepReport } from "./pipeline-report.js";
@@ -33,6 +34,8 @@ interface Run {
   plan: CompactionPlan;
   readonly added: PlanAction[];
   tokens: number;
+  /** Computed on the first proposal that needs it. */
+  protectedSeqs?: Set<number>;
   readonly steps: StepReport[];
   readonly started: number;
   readonly tokensBefore: number;
@@ -159,17 +162,42 @@ async function ask(
   return last;
 }
 
-/** Checks a proposal against the strategy's declared kinds and the log; returns the problems. */
-function check(strategy: PipelineStrategy, actions: ReadonlyArray<PlanAction>): string[] {
+/**
+ * Checks a proposal against the strategy's declared kinds, and that it leaves what no strategy may compact alone:
+ * system prompts, pinned messages and the last user message. Returns the problems.
+ */
+function check(run: Run, strategy: PipelineStrategy, actions: ReadonlyArray<PlanAction>): string[] {
   const problems: string[] = [];
+  const { log } = run.input;
   actions.forEach((action, i) => {
     if (!strategy.kinds.includes(action.kind)) {
       problems.push(`action ${i} is a ${action.kind}, which ${strategy.name} does not declare`);
     }
     if (!Array.isArray(action.span) || action.span.length === 0)
       problems.push(`action ${i} has an empty span`);
+    if (action.kind === "include") return;
+    run.protectedSeqs ??= untouchableSeqs(run);
+    for (const id of action.span) {
+      const seq = log.seqOf(id);
+      if (seq !== undefined && run.protectedSeqs.has(seq)) {
+        problems.push(
+          `action ${i} (${action.kind}) touches message ${JSON.stringify(id)}, which is protected`,
+        );
+        break;
+      }
+    }
   });
   return problems;
+}
+
+/** Seqs no strategy may compact: system prompts, `meta.pinned` messages and the last user message. */
+function untouchableSeqs(run: Run): Set<number> {
+  const { log } = run.input;
+  const seqs = new Set<number>(log.pinnedSeqs);
+  let lastUser = log.length - 1;
+  while (lastUser >= 0 && log.at(lastUser)!.role !== "user") lastUser--;
+  if (lastUser >= 0) seqs.add(lastUser);
+  return seqs;
 }
 
 /** Runs one strategy; returns the error that ends the run (only a fallback's infeasible budget does). */
@@ -229,7 +257,7 @@ function apply(
 ): void {
   const { input } = run;
   const base = { notes, attempts, actions: proposal.actions.length };
-  const problems = check(strategy, proposal.actions);
+  const problems = check(run, strategy, proposal.actions);
   const candidate =
     problems.length > 0
       ? undefined
@@ -239,7 +267,19 @@ function apply(
     record("rejected", { ...base, detail: problems.slice(0, 3).join("; ") });
     return;
   }
-  const tokens = historyTokens(input, run.settings, candidate);
+  const prompt = renderPrompt(input.log, candidate, {
+    counter: input.counter,
+    validatePlan: false,
+    pendingCalls: run.settings.pendingCalls,
+  });
+  // A plan can be valid for the log and still leave a request no provider takes (e.g. nothing but the system
+  // prompt): such a proposal is rejected here, so one bad strategy never fails the whole run.
+  const invalid = providerProblems(run.settings.formats, prompt);
+  if (invalid !== undefined) {
+    record("rejected", { ...base, detail: invalid });
+    return;
+  }
+  const tokens = prompt.tokenCount;
   const gain = run.tokens - tokens;
   if (gain <= 0) {
     record("no_gain", { ...base, detail: `the request would grow by ${-gain} tokens` });
@@ -251,6 +291,18 @@ function apply(
     run.tokens = tokens;
     record("applied", base);
   }
+}
+
+/** The first provider rule the prompt breaks, by format, or undefined when it is valid for all. */
+function providerProblems(
+  formats: ReadonlyArray<ProviderFormat>,
+  prompt: RenderedPrompt,
+): string | undefined {
+  for (const format of formats) {
+    const problems = validateProviderRequest(format, toProviderRequest(format, prompt));
+    if (problems.length > 0) return `${format}: ${problems[0]}`;
+  }
+  return undefined;
 }
 
 function report(run: Run, requestTokens: number): PipelineReport {
