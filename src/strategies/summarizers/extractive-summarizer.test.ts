@@ -1,0 +1,214 @@
+import { describe, expect, it } from "vitest";
+import { listTrajectories, trajectoriesAvailable } from "../../../test/support/trajectories.js";
+import { SummarizerError } from "../../errors/ledger-error.js";
+import { importTranscript } from "../../log/import-jsonl.js";
+import type { MessageInput } from "../../log/message.js";
+import { ThreadLog } from "../../log/thread-log.js";
+import { createTokenizer } from "../../tokens/create-tokenizer.js";
+import type { SummaryRequest } from "../summarizer.js";
+import { createExtractiveSummarizer } from "./extractive-summarizer.js";
+import { estimateTokens, formatSummary } from "./summary-format.js";
+
+const inputs: ReadonlyArray<MessageInput> = [
+  { role: "system", parts: [{ type: "text", text: "You are a coding agent. You must never push to main." }] },
+  {
+    role: "user",
+    parts: [
+      {
+        type: "text",
+        text: "Please fix the failing date parser in src/parse-date.ts. Do not change the public API. See https://example.com/issues/42 for details.",
+      },
+    ],
+  },
+  {
+    role: "assistant",
+    parts: [
+      { type: "text", text: "I will start by running the tests. ```bash\nnpm test\n```" },
+      { type: "tool_call", callId: "c1", name: "bash", args: '{"command":"npm test -- parse-date"}' },
+    ],
+  },
+  {
+    role: "tool",
+    parts: [
+      {
+        type: "tool_result",
+        callId: "c1",
+        content:
+          "\n> vitest run\nTraceback (most recent call last):\nTypeError: cannot read 'year' of undefined\n",
+      },
+    ],
+  },
+  {
+    role: "assistant",
+    parts: [
+      { type: "text", text: "The root cause is a missing null check." },
+      { type: "tool_call", callId: "c2", name: "read_file", args: '{"path":"./src/parse-date.ts"}' },
+      { type: "tool_call", callId: "c3", name: "search", args: '{"q":"parseDate"}' },
+    ],
+  },
+  {
+    role: "tool",
+    parts: [
+      { type: "tool_result", callId: "c2", content: "export function parseDate(s) {\n  return s.year;\n}" },
+      { type: "tool_result", callId: "c3", content: "rate limited", isError: true },
+    ],
+  },
+  { role: "user", parts: [{ type: "text", text: "Also look at artifact art_7f3a. Should we add a test?" }] },
+  {
+    role: "assistant",
+    parts: [{ type: "tool_call", callId: "c4", name: "write_file", args: '{"path":"src/parse-date.ts"}' }],
+  },
+];
+
+const log = ThreadLog.from("t1", inputs);
+const request = (extra: Partial<SummaryRequest> = {}): SummaryRequest => ({
+  threadId: "t1",
+  messages: log.messages,
+  maxTokens: 2_000,
+  ...extra,
+});
+
+async function failure(promise: Promise<unknown>): Promise<SummarizerError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(SummarizerError);
+  return error as SummarizerError;
+}
+
+describe("createExtractiveSummarizer", () => {
+  const summarizer = createExtractiveSummarizer();
+
+  it("has a stable identity", () => {
+    expect(summarizer.id).toBe("extractive");
+    expect(summarizer.promptVersion).toBe("extractive/1");
+  });
+
+  it("extracts goals, constraints, decisions, outcomes, open items and references", async () => {
+    const { structured, text } = await summarizer.summarize(request());
+    expect(structured.goals).toEqual([
+      "Please fix the failing date parser in src/parse-date.ts. Do not change the public API.",
+      "Also look at artifact art_7f3a. Should we add a test?",
+    ]);
+    expect(structured.constraints).toEqual([
+      "You must never push to main.",
+      "Do not change the public API.",
+      "Should we add a test?",
+    ]);
+    expect(structured.decisions).toEqual([
+      "I will start by running the tests.",
+      "The root cause is a missing null check.",
+    ]);
+    expect(structured.toolOutcomes).toEqual([
+      "bash(command=npm test -- parse-date) → error: TypeError: cannot read 'year' of undefined",
+      "read_file(path=./src/parse-date.ts) → export function parseDate(s) {",
+      "search(q=parseDate) → error: rate limited",
+    ]);
+    expect(structured.openItems).toEqual([
+      "waiting for the result of write_file(path=src/parse-date.ts)",
+      "user asked: Should we add a test?",
+    ]);
+    expect(structured.artifacts).toEqual([
+      "https://example.com/issues/42",
+      "src/parse-date.ts",
+      "./src/parse-date.ts",
+      "artifact art_7f3a",
+    ]);
+    expect(text).toBe(formatSummary(structured));
+  });
+
+  it("gives the same bytes for the same input, frozen", async () => {
+    const a = await summarizer.summarize(request());
+    const b = await createExtractiveSummarizer().summarize(request());
+    expect(b.text).toBe(a.text);
+    expect(Object.isFrozen(a)).toBe(true);
+    expect(Object.isFrozen(a.structured.goals)).toBe(true);
+  });
+
+  it("absorbs the previous summary: its items first, without repeats", async () => {
+    const previous = {
+      text: "",
+      structured: { goals: ["Ship release 2.0"], artifacts: ["src/parse-date.ts", "docs/release.md"] },
+    };
+    const { structured } = await summarizer.summarize(request({ previous }));
+    expect(structured.goals?.[0]).toBe("Ship release 2.0");
+    expect(structured.artifacts?.slice(0, 3)).toEqual([
+      "src/parse-date.ts",
+      "docs/release.md",
+      "https://example.com/issues/42",
+    ]);
+  });
+
+  it("stays within maxTokens with the given counter, dropping old tool outcomes first", async () => {
+    const countTokens = (t: string) => t.split(/\s+/).length;
+    const small = createExtractiveSummarizer({ countTokens });
+    const { text, structured } = await small.summarize(request({ maxTokens: 60 }));
+    expect(countTokens(text)).toBeLessThanOrEqual(60);
+    expect(structured.goals?.[0]).toContain("Please fix the failing date parser");
+    expect(structured.toolOutcomes ?? []).not.toContain(expect.stringContaining("bash("));
+  });
+
+  it("caps each item", async () => {
+    const { structured } = await createExtractiveSummarizer({ maxItemChars: 30 }).summarize(request());
+    for (const items of Object.values(structured))
+      for (const item of items) expect(item.length).toBeLessThanOrEqual(30);
+  });
+
+  it("fails with empty for an empty span, aborted for an aborted signal, failed for a hopeless budget", async () => {
+    expect((await failure(summarizer.summarize(request({ messages: [] })))).reason).toBe("empty");
+    const blank = ThreadLog.from("t1", [{ role: "user", parts: [{ type: "text", text: "  " }] }]).messages;
+    expect((await failure(summarizer.summarize(request({ messages: blank })))).reason).toBe("empty");
+    const signal = AbortSignal.abort();
+    expect((await failure(summarizer.summarize(request({ signal })))).reason).toBe("aborted");
+    const tiny = await failure(summarizer.summarize(request({ maxTokens: 2 })));
+    expect(tiny.reason).toBe("failed");
+    expect(tiny.message).toContain('thread "t1"');
+  });
+});
+
+describe.skipIf(!trajectoriesAvailable)("extractive summarizer on the real trajectories", () => {
+  const files = listTrajectories();
+  const summarizer = createExtractiveSummarizer();
+
+  it.each(files.map((f) => [f.name, f] as const))(
+    "%s: non-empty, within budget, deterministic",
+    async (_, file) => {
+      const messages = importTranscript(ThreadLog.empty(`traj:${file.name}`), file.text).messages;
+      for (const maxTokens of [120, 400, 1_500]) {
+        const req = { threadId: "traj", messages, maxTokens };
+        const first = await summarizer.summarize(req);
+        const again = await summarizer.summarize(req);
+        expect(again.text).toBe(first.text);
+        expect(first.text.length).toBeGreaterThan(0);
+        expect(estimateTokens(first.text)).toBeLessThanOrEqual(maxTokens);
+        expect(first.structured.goals?.length ?? 0).toBeGreaterThan(0);
+      }
+      // Chunked: the second half absorbs the first half's summary and keeps its first goal.
+      const half = Math.floor(messages.length / 2);
+      const head = await summarizer.summarize({
+        threadId: "traj",
+        messages: messages.slice(0, half),
+        maxTokens: 400,
+      });
+      const tail = await summarizer.summarize({
+        threadId: "traj",
+        messages: messages.slice(half),
+        maxTokens: 400,
+        previous: head,
+      });
+      expect(tail.structured.goals?.[0]).toBe(head.structured.goals?.[0]);
+      expect(estimateTokens(tail.text)).toBeLessThanOrEqual(400);
+    },
+  );
+
+  it("respects a real tokenizer's count", async () => {
+    const tokenizer = createTokenizer({ model: "gpt-4o" });
+    const exact = createExtractiveSummarizer({ countTokens: (t) => tokenizer.count(t) });
+    for (const file of files) {
+      const messages = importTranscript(ThreadLog.empty("t"), file.text).messages;
+      const { text } = await exact.summarize({ threadId: "t", messages, maxTokens: 300 });
+      expect(tokenizer.count(text), file.name).toBeLessThanOrEqual(300);
+    }
+  });
+});
