@@ -1,0 +1,423 @@
+import fc from "fast-check";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import type { z } from "zod";
+import { arbitraryBatches, fcParams } from "../../test/support/arbitrary-log.js";
+import { call, result, text, validationError } from "../../test/support/builders.js";
+import { simpleCounter } from "../../test/support/simple-counter.js";
+import { runStrategy } from "../../test/support/strategy-context.js";
+import { listTrajectories, trajectoriesAvailable } from "../../test/support/trajectories.js";
+import { importTranscript } from "../log/import-jsonl.js";
+import type { MessageInput, MessageMeta, Part } from "../log/message.js";
+import { ThreadLog } from "../log/thread-log.js";
+import { type CompactionPlan, emptyPlan, extendPlan } from "../plan/compaction-plan.js";
+import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
+import { validatePlan } from "../plan/validate-plan.js";
+import { renderPrompt } from "../render/render-prompt.js";
+import { createTokenizer } from "../tokens/create-tokenizer.js";
+import { createMessageCounter } from "../tokens/message-counter.js";
+import type { Proposal } from "./strategy.js";
+import {
+  createToolResultRetention,
+  DEFAULT_TOOL_POLICY,
+  type ToolResultRetentionOptions,
+  type toolResultRetentionOptionsSchema,
+} from "./tool-result-retention.js";
+
+// ---------------------------------------------------------------------------------------------------------------
+// builders
+
+const counter = simpleCounter();
+
+const body = (tag: string, n = 400): string => `${tag}\n${"x".repeat(n)}`;
+const user = (id: string, meta?: MessageMeta): MessageInput => ({
+  id,
+  role: "user",
+  parts: [text(`ask ${id}`)],
+  ...(meta ? { meta } : {}),
+});
+const asks = (id: string, parts: Part[], meta?: MessageMeta): MessageInput => ({
+  id,
+  role: "assistant",
+  parts,
+  ...(meta ? { meta } : {}),
+});
+const answers = (id: string, parts: Part[], meta?: MessageMeta): MessageInput => ({
+  id,
+  role: "tool",
+  parts,
+  ...(meta ? { meta } : {}),
+});
+/** One call of `tool` answered by one tool message: ids `a<n>` (call message) and `r<n>` (result message). */
+const step = (n: number, tool = "search", content = body(`out ${n}`)): MessageInput[] => [
+  asks(`a${n}`, [call(`c${n}`, `{"q":${n}}`, tool)]),
+  answers(`r${n}`, [result(`c${n}`, content)]),
+];
+
+/** Runs the strategy, checks that the extended plan validates and renders, and returns both. */
+async function run(
+  options: ToolResultRetentionOptions,
+  log: ThreadLog,
+  plan: CompactionPlan = emptyPlan(log.threadId),
+): Promise<{ proposal: Proposal; plan: CompactionPlan }> {
+  const out = await runStrategy(createToolResultRetention(options), log, plan);
+  expect(validatePlan(out.plan, log)).toEqual([]);
+  expect(renderPrompt(log, out.plan, { counter }).messages.length).toBeGreaterThan(0);
+  return out;
+}
+
+const spans = (p: Proposal) => p.actions.map((a) => [a.kind, ...a.span]);
+
+// ---------------------------------------------------------------------------------------------------------------
+
+describe("createToolResultRetention options", () => {
+  it.each([
+    [{ default: { keepTurns: 0 } }, "default.keepTurns"],
+    [{ default: { keepLast: -2 } }, "default.keepLast"],
+    [{ tools: { search: { keepLast: 1.5 } } }, "tools.search.keepLast"],
+    [{ tools: { search: { minChars: -1 } } }, "tools.search.minChars"],
+    [{ default: { mode: "gentle" } }, "default.mode"],
+    [{ defualt: { keepTurns: 2 } }, "defualt"],
+    [{ tools: { search: { keepTurn: 2 } } }, "tools.search.keepTurn"],
+    [{ durability: { volatile: {} } }, "durability.volatile"],
+    [{ durability: { anchoring: { neverEvict: "yes" } } }, "durability.anchoring.neverEvict"],
+    [{ name: "" }, "name"],
+  ])("rejects %j naming %s", (options, field) => {
+    const error = validationError(() => createToolResultRetention(options as ToolResultRetentionOptions));
+    expect(error.where.field).toBe(field);
+    expect(error.message).toContain(field);
+    expect(error.message).toContain("toolResultRetention");
+  });
+
+  it("accepts null to switch an inherited limit off, and declares itself free with clear and drop", () => {
+    const s = createToolResultRetention({ default: { keepLast: null }, tools: { a: { keepTurns: null } } });
+    expect(s).toMatchObject({ name: "toolResultRetention", cost: "free", kinds: ["clear", "drop"] });
+    expect(createToolResultRetention({ name: "ret" }).name).toBe("ret");
+  });
+
+  it("keeps the schema and the hand-written options type in step", () => {
+    expectTypeOf<
+      z.input<typeof toolResultRetentionOptionsSchema>
+    >().toEqualTypeOf<ToolResultRetentionOptions>();
+  });
+});
+
+describe("age (keepTurns)", () => {
+  // Four turns, one search per turn.
+  const log = ThreadLog.from("t", [
+    { id: "s", role: "system", parts: [text("sys")] },
+    ...[0, 1, 2, 3].flatMap((n) => [user(`u${n}`), ...step(n)]),
+  ]);
+
+  it("stubs results older than K turns, in one clear action listing what was cleared", async () => {
+    const { proposal } = await run({ default: { keepTurns: 2, keepLast: null } }, log);
+    expect(spans(proposal)).toEqual([["clear", "r0", "r1"]]);
+    const action = proposal.actions[0]!;
+    expect(action.record).toEqual({
+      kind: "clear",
+      cleared: [
+        { messageId: "r0", callId: "c0", toolName: "search", chars: body("out 0").length },
+        { messageId: "r1", callId: "c1", toolName: "search", chars: body("out 1").length },
+      ],
+    });
+    expect(action.strategy).toBe("toolResultRetention");
+    expect(action.reason).toMatch(/2 tool message/);
+  });
+
+  it("keepTurns 1 keeps only the current turn; the built-in default keeps 3", async () => {
+    expect(spans((await run({ default: { keepTurns: 1 } }, log)).proposal)).toEqual([
+      ["clear", "r0", "r1", "r2"],
+    ]);
+    expect(DEFAULT_TOOL_POLICY.keepTurns).toBe(3);
+    expect(spans((await run({}, log)).proposal)).toEqual([["clear", "r0"]]);
+  });
+
+  it("a new turn evicts only what aged out; running again on the extended plan proposes nothing", async () => {
+    const options = { default: { keepTurns: 2 } };
+    const first = await run(options, log);
+    expect((await run(options, log, first.plan)).proposal.actions).toEqual([]);
+    const longer = log.append([user("u4"), ...step(4)]);
+    const second = await run(options, longer, first.plan);
+    expect(spans(second.proposal)).toEqual([["clear", "r2"]]);
+    // Earlier decisions stay as they were.
+    expect(second.plan.actions.slice(0, first.plan.actions.length)).toEqual(first.plan.actions);
+  });
+
+  it("says so in a note when nothing expired", async () => {
+    const { proposal } = await run({ default: { keepTurns: 10, keepLast: null } }, log);
+    expect(proposal.actions).toEqual([]);
+    expect(proposal.notes?.[0]).toMatchObject({ level: "info", code: "nothing_to_do" });
+  });
+});
+
+describe("count (keepLast)", () => {
+  // One user turn with many calls: what real agent runs look like.
+  const log = ThreadLog.from("t", [
+    user("u"),
+    ...[0, 1, 2, 3, 4].flatMap((n) => step(n, "read_file")),
+    ...[5, 6].flatMap((n) => step(n, "search")),
+  ]);
+
+  it("keeps the last N results of each tool, per tool, over one long turn", async () => {
+    const { proposal } = await run({ default: { keepLast: 3 }, tools: { read_file: { keepLast: 2 } } }, log);
+    expect(spans(proposal)).toEqual([["clear", "r0", "r1", "r2"]]);
+    expect(spans((await run({ default: { keepLast: 1 } }, log)).proposal)).toEqual([
+      ["clear", "r0", "r1", "r2", "r3", "r5"],
+    ]);
+  });
+
+  it("a tool policy overrides the default field by field; neverEvict keeps everything", async () => {
+    const o = { default: { keepLast: 1, minChars: 10_000 }, tools: { read_file: { minChars: 0 } } };
+    expect(spans((await run(o, log)).proposal)).toEqual([["clear", "r0", "r1", "r2", "r3"]]);
+    const never = { default: { keepLast: 1 }, tools: { read_file: { neverEvict: true } } };
+    expect(spans((await run(never, log)).proposal)).toEqual([["clear", "r5"]]);
+  });
+
+  it("counts by the tool name of the paired call, also when call ids are reused", async () => {
+    const reused = ThreadLog.from("t", [
+      user("u"),
+      asks("a0", [call("c", "{}", "search")]),
+      answers("r0", [result("c", body("s0"))]),
+      asks("a1", [call("c", "{}", "read_file")]),
+      answers("r1", [result("c", body("f1"))]),
+      asks("a2", [call("c", "{}", "search")]),
+      answers("r2", [result("c", body("s2"))]),
+    ]);
+    const { proposal } = await run({ default: { keepLast: 1 } }, reused);
+    expect(spans(proposal)).toEqual([["clear", "r0"]]);
+    expect(proposal.actions[0]!.record).toMatchObject({ cleared: [{ toolName: "search", callId: "c" }] });
+  });
+});
+
+describe("minChars", () => {
+  it("leaves results smaller than minChars, and never stubs a result shorter than its stub", async () => {
+    const log = ThreadLog.from("t", [
+      user("u"),
+      ...step(0, "search", "tiny"),
+      ...step(1, "search", body("b", 150)),
+      ...step(2, "search", body("c", 500)),
+      ...step(3),
+    ]);
+    expect(spans((await run({ default: { keepLast: 1 } }, log)).proposal)).toEqual([["clear", "r2"]]);
+    expect(spans((await run({ default: { keepLast: 1, minChars: 0 } }, log)).proposal)).toEqual([
+      ["clear", "r1", "r2"],
+    ]);
+  });
+});
+
+describe("hard mode", () => {
+  const log = ThreadLog.from("t", [
+    user("u"),
+    asks("a0", [
+      { type: "reasoning", text: "think", signature: "sig" },
+      text("let me look"),
+      call("c0", "{}"),
+    ]),
+    answers("r0", [result("c0", body("r0"))]),
+    ...step(1, "bash"),
+    ...step(2, "bash"),
+  ]);
+
+  it("drops whole tool-call groups (call message, reasoning, results) in one drop action", async () => {
+    const { proposal } = await run({ default: { keepLast: 1, mode: "hard" } }, log);
+    expect(spans(proposal)).toEqual([["drop", "a0", "r0", "a1", "r1"]]);
+    expect(proposal.actions[0]!.record).toEqual({
+      kind: "drop",
+      reason: "tool results past their retention policy (hard mode)",
+    });
+  });
+
+  it("stubs an expired result meanwhile when a parallel sibling is not expired, and drops the group later", async () => {
+    const parallel = ThreadLog.from("t", [
+      user("u"),
+      asks("a", [call("x", "{}", "search"), call("y", "{}", "read_file")]),
+      answers("rx", [result("x", body("x"))]),
+      answers("ry", [result("y", body("y"))]),
+      ...step(1, "search"),
+    ]);
+    const options = { default: { keepLast: 1, mode: "hard" as const } };
+    const first = await run(options, parallel);
+    expect(spans(first.proposal)).toEqual([["clear", "rx"]]);
+    const later = parallel.append(step(2, "read_file"));
+    const second = await run(options, later, first.plan);
+    expect(spans(second.proposal)).toEqual([["drop", "a", "rx", "ry"]]);
+  });
+});
+
+describe("clearArgs", () => {
+  it("stubs a call message's arguments once all its results are cleared, listing them", async () => {
+    const args = JSON.stringify({ path: "x".repeat(300) });
+    const log = ThreadLog.from("t", [
+      user("u"),
+      asks("a", [text("reading"), call("x", args, "read_file"), call("y", args, "read_file")]),
+      answers("rxy", [result("x", body("x")), result("y", body("y"))]),
+      ...step(1, "read_file"),
+    ]);
+    const { proposal } = await run({ default: { keepLast: 1, clearArgs: true } }, log);
+    expect(spans(proposal)).toEqual([["clear", "a", "rxy"]]);
+    const record = proposal.actions[0]!.record;
+    expect(record).toMatchObject({ kind: "clear", clearArgs: true });
+    const cleared = record.kind === "clear" ? record.cleared : [];
+    expect(cleared?.map((c) => [c.messageId, c.callId])).toEqual([
+      ["a", "x"],
+      ["a", "y"],
+      ["rxy", "x"],
+      ["rxy", "y"],
+    ]);
+    // Mixed policies: one action per clearArgs value, in log order of their first message.
+    const mixed = log.append([...step(2, "search"), ...step(3, "search")]);
+    const both = await run({ default: { keepLast: 1 }, tools: { read_file: { clearArgs: true } } }, mixed);
+    expect(
+      both.proposal.actions.map((a) => [a.span[0], a.record.kind === "clear" && a.record.clearArgs === true]),
+    ).toEqual([
+      ["a", true],
+      ["r2", false],
+    ]);
+  });
+});
+
+describe("durability", () => {
+  const log = (meta: MessageMeta, where: "call" | "result" = "result"): ThreadLog =>
+    ThreadLog.from("t", [
+      user("u"),
+      asks("a0", [call("c0", "{}", "bash")], where === "call" ? meta : undefined),
+      answers("r0", [result("c0", body("r0"))], where === "result" ? meta : undefined),
+      ...[1, 2, 3].flatMap((n) => step(n, "bash")),
+    ]);
+
+  it("anchoring results never expire, whether marked on the result or on the call", async () => {
+    const o = { default: { keepLast: 1 } };
+    expect(spans((await run(o, log({ durability: "anchoring" }))).proposal)).toEqual([["clear", "r1", "r2"]]);
+    expect(spans((await run(o, log({ durability: "anchoring" }, "call"))).proposal)).toEqual([
+      ["clear", "r1", "r2"],
+    ]);
+  });
+
+  it("ephemeral results expire as soon as the tool returns again", async () => {
+    const { proposal } = await run({}, log({ durability: "ephemeral" }));
+    expect(spans(proposal)).toEqual([["clear", "r0"]]);
+  });
+
+  it("non-replayable results are never dropped and have no count limit; options override the built-ins", async () => {
+    const hard = { default: { keepLast: 1, mode: "hard" as const } };
+    expect(spans((await run(hard, log({ durability: "non-replayable" }))).proposal)).toEqual([
+      ["drop", "a1", "r1", "a2", "r2"],
+    ]);
+    const aged = log({ durability: "non-replayable" }).append([user("v"), user("w"), user("z")]);
+    expect(spans((await run(hard, aged)).proposal)).toEqual([
+      ["clear", "r0"],
+      ["drop", "a1", "r1", "a2", "r2", "a3", "r3"],
+    ]);
+    const override = { ...hard, durability: { "non-replayable": { mode: "hard" as const } } };
+    expect(spans((await run(override, aged)).proposal)).toEqual([
+      ["drop", "a0", "r0", "a1", "r1", "a2", "r2", "a3", "r3"],
+    ]);
+  });
+});
+
+describe("what is never touched", () => {
+  it("leaves pinned messages, pending groups and groups others summarized alone", async () => {
+    const log = ThreadLog.from("t", [
+      { id: "s", role: "system", parts: [text(body("system"))] },
+      user("u"),
+      ...step(0),
+      asks("a1", [call("c1", "{}", "search")]),
+      answers("r1", [result("c1", body("r1"))], { pinned: true }),
+      asks("a2", [call("c2", "{}", "search"), call("p", "{}", "search")]),
+      answers("r2", [result("c2", body("r2"))]),
+      ...step(3),
+      ...step(4),
+    ]);
+    const summarized = extendPlan(
+      emptyPlan("t"),
+      [
+        {
+          kind: "summarize",
+          span: ["a3", "r3"],
+          record: { kind: "summarize", summary: "s", summarizerId: "m", promptVersion: "v" },
+          strategy: "x",
+          reason: "",
+        },
+      ],
+      log.length,
+    );
+    const { proposal } = await run({ default: { keepLast: 1 } }, log, summarized);
+    expect(spans(proposal)).toEqual([["clear", "r0"]]);
+  });
+
+  it("clears a tool message answering several calls only when every result in it expired", async () => {
+    const log = ThreadLog.from("t", [
+      user("u"),
+      asks("a", [call("x", "{}", "search"), call("y", "{}", "read_file")]),
+      answers("rxy", [result("x", body("x")), result("y", body("y"))]),
+      ...step(1, "search"),
+    ]);
+    const o = { default: { keepLast: 1 } };
+    expect((await run(o, log)).proposal.actions).toEqual([]);
+    const later = log.append(step(2, "read_file"));
+    const { proposal } = await run(o, later);
+    expect(spans(proposal)).toEqual([["clear", "rxy"]]);
+    expect(proposal.actions[0]!.record).toMatchObject({
+      cleared: [{ toolName: "search" }, { toolName: "read_file" }],
+    });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// properties and real runs
+
+const optionSets: ReadonlyArray<ToolResultRetentionOptions> = [
+  {},
+  { default: { keepLast: 1, minChars: 0 } },
+  { default: { keepTurns: 1, mode: "hard", minChars: 0 } },
+  { default: { keepLast: 1, clearArgs: true, minChars: 0 }, tools: { search: { mode: "hard" } } },
+  { default: { keepTurns: 1, keepLast: 2, minChars: 0 }, tools: { read_file: { neverEvict: true } } },
+];
+
+function touchedSeqs(log: ThreadLog, plan: CompactionPlan): number[] {
+  const resolution = resolveForLog(plan, log);
+  const out: number[] = [];
+  for (let seq = 0; seq < log.length; seq++) if (decisionAt(resolution, seq) !== undefined) out.push(seq);
+  return out;
+}
+
+describe("on random logs", () => {
+  it("turn by turn: proposals validate, never touch system/pending/pinned messages, and are stable", async () => {
+    await fc.assert(
+      fc.asyncProperty(arbitraryBatches(), fc.constantFrom(...optionSets), async (batches, options) => {
+        let log = ThreadLog.empty("t");
+        let plan = emptyPlan("t");
+        for (const batch of batches) {
+          log = log.append(batch);
+          const next = await run(options, log, plan);
+          const pendingSeqs = new Set([...log.pendingCalls.values()].map((c) => c.seq));
+          for (const seq of touchedSeqs(log, next.plan)) {
+            const group = log.groupAt(log.groupIndexOf(seq));
+            expect(group.kind).toBe("tool_call");
+            expect(group.pending).toBe(false);
+            expect(group.seqs.some((s) => log.at(s)!.meta.pinned === true || pendingSeqs.has(s))).toBe(false);
+          }
+          expect((await run(options, log, next.plan)).proposal.actions).toEqual([]);
+          plan = next.plan;
+        }
+      }),
+      fcParams(150),
+    );
+  });
+});
+
+describe.skipIf(!trajectoriesAvailable)("on every real trajectory", () => {
+  const bpe = createMessageCounter(createTokenizer({ model: "gpt-4o" }), "openai");
+  for (const file of listTrajectories()) {
+    it(`${file.name}: proposals validate and never grow the rendered request`, async () => {
+      const log = importTranscript(ThreadLog.empty(file.name), file.text);
+      const before = renderPrompt(log, emptyPlan(log.threadId), { counter: bpe }).tokenCount;
+      for (const options of optionSets) {
+        const { plan } = await runStrategy(createToolResultRetention(options), log, emptyPlan(log.threadId), {
+          counter: bpe,
+        });
+        expect(validatePlan(plan, log)).toEqual([]);
+        expect(renderPrompt(log, plan, { counter: bpe }).tokenCount).toBeLessThanOrEqual(before);
+      }
+    });
+  }
+});

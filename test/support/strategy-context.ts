@@ -1,0 +1,67 @@
+/**
+ * Builds the `StrategyContext` a pipeline would hand a strategy, with the renderer's own token counts, so strategy
+ * tests need no pipeline. Generic on purpose: any strategy's tests can use it.
+ */
+import type { ThreadLog } from "../../src/log/thread-log.js";
+import { type CompactionPlan, extendPlan } from "../../src/plan/compaction-plan.js";
+import { renderPrompt } from "../../src/render/render-prompt.js";
+import type { Proposal, Strategy, StrategyContext } from "../../src/strategies/strategy.js";
+import type { MessageCounter } from "../../src/tokens/tokenizer.js";
+import { simpleCounter } from "./simple-counter.js";
+
+/** Options of `strategyContext`; everything has a default. */
+export interface StrategyContextOptions {
+  /** Default: `simpleCounter()`. */
+  readonly counter?: MessageCounter;
+  /** Default 128,000. */
+  readonly contextWindow?: number;
+  /** Default: the context window. */
+  readonly target?: number;
+  /** Default: the target. */
+  readonly goal?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** A strategy context for `log` under `plan`: `tokens` and `measure` are `renderPrompt(...).tokenCount`. */
+export function strategyContext(
+  log: ThreadLog,
+  plan: CompactionPlan,
+  options: StrategyContextOptions = {},
+): StrategyContext {
+  const counter = options.counter ?? simpleCounter();
+  const contextWindow = options.contextWindow ?? 128_000;
+  const target = options.target ?? contextWindow;
+  const measure = (p: CompactionPlan): number => renderPrompt(log, p, { counter }).tokenCount;
+  return {
+    log,
+    plan,
+    counter,
+    tokens: measure(plan),
+    target,
+    goal: options.goal ?? target,
+    contextWindow,
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    measure,
+  };
+}
+
+/** What one strategy run gave: its proposal and the plan extended by the proposal's actions. */
+export interface StrategyRun {
+  readonly proposal: Proposal;
+  readonly plan: CompactionPlan;
+}
+
+/**
+ * Runs a strategy once on `log` under `plan` and extends the plan with what it proposed (based on the whole
+ * log, as a pipeline commits it). The plan is returned unchanged (`toBe`) when nothing was proposed.
+ */
+export async function runStrategy(
+  strategy: Strategy,
+  log: ThreadLog,
+  plan: CompactionPlan,
+  options: StrategyContextOptions = {},
+): Promise<StrategyRun> {
+  const proposal = await strategy.propose(strategyContext(log, plan, options));
+  const next = proposal.actions.length === 0 ? plan : extendPlan(plan, proposal.actions, log.length);
+  return { proposal, plan: next };
+}
