@@ -5,11 +5,12 @@
  */
 import type { MessageInput } from "../../src/log/message.js";
 import { ThreadLog } from "../../src/log/thread-log.js";
-import { emptyPlan } from "../../src/plan/compaction-plan.js";
+import { emptyPlan, nextPlan, type PlanAction } from "../../src/plan/compaction-plan.js";
 import type { ProviderFormat } from "../../src/render/provider-rules.js";
 import { toProviderRequest, validateProviderRequest } from "../../src/render/provider-rules.js";
 import { renderPrompt } from "../../src/render/render-prompt.js";
 import type { RenderedPrompt } from "../../src/render/rendered-prompt.js";
+import { protectedGroups } from "../../src/strategies/hard-fallback.js";
 import type { Pipeline } from "../../src/strategies/pipeline.js";
 import { createTokenBudget } from "../../src/tokens/token-budget.js";
 import type { MessageCounter } from "../../src/tokens/tokenizer.js";
@@ -22,6 +23,11 @@ export interface SimulationResult {
   readonly requests: number;
   /** Requests whose run failed (previous plan kept, request not sent). */
   readonly failures: number;
+  /**
+   * Of the failures, those no compaction could avoid: the system prompt, pinned messages, the last user message
+   * and pending calls alone exceed the budget.
+   */
+  readonly unavoidable: number;
   readonly failureMessages: ReadonlyArray<string>;
   /** Requests over the budget or invalid for a provider (must be 0). */
   readonly violations: ReadonlyArray<string>;
@@ -50,6 +56,17 @@ export interface SimulationOptions {
   readonly threadId?: string;
 }
 
+/** Tokens of the smallest request compaction could make: everything but the untouchable content dropped. */
+export function floorTokens(log: ThreadLog, counter: MessageCounter): number {
+  const keep = protectedGroups(log, "lastUserMessage");
+  const span: string[] = [];
+  for (let seq = 0; seq < log.length; seq++) if (keep[log.groupIndexOf(seq)] === 0) span.push(log.at(seq)!.id);
+  const plan = emptyPlan(log.threadId);
+  const drop: PlanAction = { kind: "drop", span, record: { kind: "drop", reason: "floor" }, strategy: "floor", reason: "floor" };
+  const floor = span.length === 0 ? plan : nextPlan(plan, [drop], log.length);
+  return renderPrompt(log, floor, { counter, validatePlan: false }).tokenCount;
+}
+
 /** Indices where a model call happens: before each assistant message (and once at the end). */
 function callPoints(messages: ReadonlyArray<MessageInput>): number[] {
   const points: number[] = [];
@@ -74,7 +91,7 @@ export async function simulateTurns(options: SimulationOptions): Promise<Simulat
   let plan = emptyPlan(threadId);
   let previous: RenderedPrompt | undefined;
   let from = 0;
-  const out = { requests: 0, failures: 0, compactions: 0, maxTokens: 0, rawSum: 0, sentSum: 0 };
+  const out = { requests: 0, failures: 0, unavoidable: 0, compactions: 0, maxTokens: 0, rawSum: 0, sentSum: 0 };
   const failureMessages: string[] = [];
   const violations: string[] = [];
   let stablePrev = 0;
@@ -93,6 +110,7 @@ export async function simulateTurns(options: SimulationOptions): Promise<Simulat
     });
     if (!result.ok) {
       out.failures++;
+      if (floorTokens(log, counter) > budgetTokens) out.unavoidable++;
       if (failureMessages.length < 5)
         failureMessages.push(`request ${out.requests}: ${result.error.message}`);
       continue;
@@ -123,6 +141,7 @@ export async function simulateTurns(options: SimulationOptions): Promise<Simulat
     fullTokens,
     requests: out.requests,
     failures: out.failures,
+    unavoidable: out.unavoidable,
     failureMessages,
     violations,
     compactions: out.compactions,

@@ -67,54 +67,102 @@ function dropAction(span: ReadonlyArray<string>, name: string, target: number): 
   };
 }
 
+/** Smallest `n` in [0, max] with `fits(n)`, for a monotone predicate (true from some point on); max if none. */
+function bisect(max: number, fits: (n: number) => boolean): number {
+  let lo = 0;
+  let hi = max;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (fits(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/**
+ * Seqs of messages inside the protected groups whose tool bodies may be stubbed as a last resort: tool results
+ * and call arguments of answered calls, never a system prompt, a pinned message, a pending group or a message
+ * the plan already compacts.
+ */
+function clearableSeqs(log: ThreadLog, plan: CompactionPlan, keep: Uint8Array): number[] {
+  const resolution = resolveForLog(plan, log);
+  const out: number[] = [];
+  for (let seq = 0; seq < log.length; seq++) {
+    const group = log.groupAt(log.groupIndexOf(seq));
+    if (keep[group.index] === 0 || group.kind !== "tool_call" || group.pending) continue;
+    const message = log.at(seq)!;
+    if (message.meta.pinned === true || decisionAt(resolution, seq) !== undefined) continue;
+    if (
+      message.parts.some((p) => p.type === "tool_result" || (p.type === "tool_call" && p.args.length > 2))
+    ) {
+      out.push(seq);
+    }
+  }
+  return out;
+}
+
+function clearAction(log: ThreadLog, seqs: ReadonlyArray<number>, name: string, target: number): PlanAction {
+  return {
+    kind: "clear",
+    span: seqs.map((seq) => log.at(seq)!.id),
+    record: { kind: "clear", clearArgs: true },
+    strategy: name,
+    reason: `tool bodies of ${seqs.length} message(s) of the protected last turn stubbed: dropping everything else did not fit ${target} tokens`,
+  };
+}
+
 function propose(ctx: StrategyContext, name: string, protect: "lastTurn" | "lastUserMessage"): Proposal {
   if (ctx.tokens <= ctx.target) return { actions: [] };
   const { log } = ctx;
   const keep = protectedGroups(log, protect);
-  const measureCut = (cut: number): { tokens: number; action?: PlanAction } => {
+  const withActions = (actions: ReadonlyArray<PlanAction>) =>
+    nextPlan(ctx.plan, [...ctx.plan.actions, ...actions], log.length);
+  const dropBelow = (cut: number): PlanAction[] => {
     const span = idsBelow(log, ctx.plan, keep, cut);
-    if (span.length === 0) return { tokens: ctx.tokens };
-    const action = dropAction(span, name, ctx.target);
-    const candidate = nextPlan(ctx.plan, [...ctx.plan.actions, action], log.length);
-    return { tokens: ctx.measure(candidate), action };
+    return span.length === 0 ? [] : [dropAction(span, name, ctx.target)];
+  };
+  const measureCut = (cut: number): number => {
+    const actions = dropBelow(cut);
+    return actions.length === 0 ? ctx.tokens : ctx.measure(withActions(actions));
   };
   const all = measureCut(log.groupCount);
-  if (all.tokens > ctx.target) {
+  if (all <= ctx.target) {
+    // Dropping more never costs more, so the smallest cut that reaches the goal is found by bisection; when the
+    // goal is out of reach, the target is enough.
+    const aim = all <= ctx.goal ? ctx.goal : ctx.target;
+    return { actions: dropBelow(bisect(log.groupCount, (cut) => measureCut(cut) <= aim)) };
+  }
+  // Even with every unprotected group gone it does not fit: stub the oldest tool bodies of the protected turn
+  // (their calls and pairing stay, so nothing of the turn is dropped) until it does.
+  const drops = dropBelow(log.groupCount);
+  const clearable = clearableSeqs(log, drops.length === 0 ? ctx.plan : withActions(drops), keep);
+  const measureClear = (n: number): number =>
+    n === 0
+      ? all
+      : ctx.measure(withActions([...drops, clearAction(log, clearable.slice(0, n), name, ctx.target)]));
+  const most = measureClear(clearable.length);
+  if (most > ctx.target) {
     throw new BudgetInfeasibleError(
-      "the protected content (system, pinned, pending calls, the last user turn) alone exceeds the budget",
-      all.tokens,
+      "the protected content (system, pinned, pending calls, the last user turn with its tool bodies stubbed) alone exceeds the budget",
+      most,
       ctx.target,
       { threadId: log.threadId },
     );
   }
-  // Dropping more never costs more, so the smallest cut that reaches the goal is found by bisection; when the
-  // goal is out of reach, the target is enough.
-  const aim = all.tokens <= ctx.goal ? ctx.goal : ctx.target;
-  let lo = 0;
-  let hi = log.groupCount;
-  let best = all;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    const probe = measureCut(mid);
-    if (probe.tokens <= aim) {
-      best = probe;
-      hi = mid;
-    } else {
-      lo = mid + 1;
-    }
-  }
-  return { actions: best.action === undefined ? [] : [best.action] };
+  const n = bisect(clearable.length, (k) => measureClear(k) <= ctx.target);
+  return { actions: n === 0 ? drops : [...drops, clearAction(log, clearable.slice(0, n), name, ctx.target)] };
 }
 
 /**
  * The hard fallback: drops the oldest unprotected groups (one drop action) until the renderer's count reaches
  * the goal, or at least the target. Never dropped: system prompts, pinned messages, pending calls and the last
- * user turn (see `protect`). When even dropping everything else does not fit, it throws
- * `BudgetInfeasibleError` saying by how much; the pipeline turns that into a failed run.
+ * user turn (see `protect`). When dropping everything else is not enough, it stubs the oldest tool results and
+ * call arguments of the protected turn (a clear: the calls and their pairing stay). When even that does not
+ * fit, it throws `BudgetInfeasibleError` saying by how much; the pipeline turns that into a failed run.
  */
 export function createHardFallback(options: HardFallbackOptions = {}): Strategy {
   const o = parseOptions(hardFallbackOptionsSchema, options, "hardFallback");
   const name = o.name ?? "hardFallback";
   const protect = o.protect ?? "lastTurn";
-  return { name, cost: "free", kinds: ["drop"], propose: (ctx) => propose(ctx, name, protect) };
+  return { name, cost: "free", kinds: ["drop", "clear"], propose: (ctx) => propose(ctx, name, protect) };
 }
