@@ -1,0 +1,168 @@
+/**
+ * What the window strategies (sliding, rolling, truncation) share: a trigger saying when to look at all, the
+ * hysteresis rule saying when a window is overfull and how far to cut it, and which groups a window counts.
+ */
+import { z } from "zod";
+import type { Group } from "../log/groups.js";
+import type { ThreadLog } from "../log/thread-log.js";
+import type { PlanAction } from "../plan/compaction-plan.js";
+import { decisionAt, type SeqResolution } from "../plan/resolve-for-log.js";
+import type { StrategyContext } from "./strategy.js";
+
+/**
+ * JSON-shaped trigger of a window: it fires when any given limit is exceeded (tokens over `usage` × context
+ * window, or more live messages, turns or groups than given). Leave the trigger out to evaluate on every run; an
+ * empty trigger is rejected, since it could never fire.
+ */
+export const windowTriggerSchema = z
+  .strictObject({
+    /** Share of the context window, in (0, 1]: fire when `tokens > usage × contextWindow`. */
+    usage: z.number().gt(0).lte(1).optional(),
+    /** Fire when the request carries more messages than this (a summary or pointer counts as one). */
+    messages: z.number().int().positive().optional(),
+    /** Fire when more turns than this still have a message in the request. */
+    turns: z.number().int().positive().optional(),
+    /** Fire when more groups than this still have a message in the request. */
+    groups: z.number().int().positive().optional(),
+  })
+  .refine((t) => Object.values(t).some((v) => v !== undefined), {
+    message:
+      "a trigger needs at least one of usage, messages, turns, groups (leave it out to always evaluate)",
+  });
+
+/** When a window looks at the history at all (see {@link windowTriggerSchema}). */
+export type WindowTrigger = z.infer<typeof windowTriggerSchema>;
+
+/** The hysteresis band above a window's target: an integer ≥ 0 (default 0, i.e. act as soon as it is over). */
+export const windowThresholdSchema = z.number().int().nonnegative();
+
+/** What the plan still sends, counted the way a trigger reads it. */
+export interface LiveCounts {
+  /** Messages kept verbatim or cleared, plus one per summary or pointer in force. */
+  readonly messages: number;
+  /** Groups with at least one message the plan does not drop. */
+  readonly groups: number;
+  /** Turns with at least one message the plan does not drop. */
+  readonly turns: number;
+}
+
+/** Counts what the plan still sends of the log (one pass over the seqs). */
+export function liveCounts(log: ThreadLog, resolution: SeqResolution): LiveCounts {
+  const groupOf = log.groupIndexTable();
+  const liveGroup = new Uint8Array(log.groupCount);
+  const replacements = new Set<number>();
+  let messages = 0;
+  let groups = 0;
+  let turns = 0;
+  let turn = 0;
+  let turnCounted = false;
+  const turnList = log.turns;
+  for (let seq = 0; seq < log.length; seq++) {
+    while (seq >= turnList[turn]!.endSeq) {
+      turn++;
+      turnCounted = false;
+    }
+    const decision = decisionAt(resolution, seq);
+    if (decision?.kind === "drop") continue;
+    if (decision?.kind === "summarize" || decision?.kind === "externalize") {
+      // The whole span renders as one synthetic message.
+      if (!replacements.has(decision.actionIndex)) messages++;
+      replacements.add(decision.actionIndex);
+    } else {
+      messages++;
+    }
+    const g = groupOf[seq]!;
+    if (liveGroup[g] === 0) groups++;
+    liveGroup[g] = 1;
+    if (!turnCounted) turns++;
+    turnCounted = true;
+  }
+  return { messages, groups, turns };
+}
+
+/** Whether a trigger fires for the request in `ctx` (always, when there is no trigger). */
+export function triggerFires(
+  trigger: WindowTrigger | undefined,
+  ctx: StrategyContext,
+  resolution: SeqResolution,
+): boolean {
+  if (trigger === undefined) return true;
+  if (trigger.usage !== undefined && ctx.tokens > trigger.usage * ctx.contextWindow) return true;
+  if (trigger.messages === undefined && trigger.turns === undefined && trigger.groups === undefined)
+    return false;
+  const live = liveCounts(ctx.log, resolution);
+  const over = (limit: number | undefined, count: number): boolean => limit !== undefined && count > limit;
+  return (
+    over(trigger.messages, live.messages) ||
+    over(trigger.turns, live.turns) ||
+    over(trigger.groups, live.groups)
+  );
+}
+
+/**
+ * Hysteresis: how many of `count` items a window with `target` and `threshold` removes now. Nothing while
+ * `count ≤ target + threshold`; once over, it cuts back to exactly `target`, so the next cut waits until the
+ * history has grown by more than `threshold` again (and the rendered prefix stays stable in between).
+ */
+export function hysteresisCut(count: number, target: number, threshold: number): number {
+  return count > target + threshold ? count - target : 0;
+}
+
+/** What a window never counts or drops besides system prompts, pinned messages and pending calls. */
+export interface WindowScope {
+  /** System groups stay and are not counted (default true); false makes them ordinary groups of the window. */
+  readonly keepSystem: boolean;
+  /** The group of the latest user message stays and is not counted: it says what the agent is working on. */
+  readonly keepLastUser: boolean;
+}
+
+/** The group index of the latest user message, or -1. */
+export function lastUserGroup(log: ThreadLog): number {
+  let seq = log.length - 1;
+  while (seq >= 0 && log.at(seq)!.role !== "user") seq--;
+  return seq < 0 ? -1 : log.groupIndexOf(seq);
+}
+
+/**
+ * The groups a window counts and may drop, oldest first: not pending, no `meta.pinned` message, not a system
+ * prompt (unless `keepSystem` is false), not the latest user message when asked, and every message either
+ * untouched or only cleared by the plan. Cleared groups qualify because dropping one supersedes the clear
+ * cleanly (drop wins, the group goes whole); otherwise a window behind a clearing strategy could never shrink.
+ * Groups already dropped are gone, and summarized or externalized groups are condensed already: a window
+ * neither counts nor touches them.
+ */
+export function windowedGroups(log: ThreadLog, resolution: SeqResolution, scope: WindowScope): Group[] {
+  const lastUser = scope.keepLastUser ? lastUserGroup(log) : -1;
+  const out: Group[] = [];
+  for (const group of log.groups) {
+    if (group.pending || group.index === lastUser) continue;
+    if (group.kind === "system" && scope.keepSystem) continue;
+    const movable = group.seqs.every((seq) => {
+      const kind = decisionAt(resolution, seq)?.kind;
+      return (
+        (kind === undefined || kind === "include" || kind === "clear") && log.at(seq)!.meta.pinned !== true
+      );
+    });
+    if (movable) out.push(group);
+  }
+  return out;
+}
+
+/** One drop action covering whole groups: their message ids in log order (groups may interleave). */
+export function dropGroupsAction(
+  log: ThreadLog,
+  groups: ReadonlyArray<Group>,
+  strategy: string,
+  recordReason: string,
+  reason: string,
+): PlanAction {
+  const seqs = groups.flatMap((g) => g.seqs).sort((a, b) => a - b);
+  const ids = log.idTable();
+  return {
+    kind: "drop",
+    span: seqs.map((seq) => ids[seq]!),
+    record: { kind: "drop", reason: recordReason },
+    strategy,
+    reason,
+  };
+}
