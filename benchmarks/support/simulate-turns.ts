@@ -3,6 +3,7 @@
  * the request it would send (append the messages since the last call, run the pipeline, render), exactly as a
  * harness calling the engine once per model call would. Used by the trajectory test and the pipeline benchmark.
  */
+import { BudgetInfeasibleError } from "../../src/errors/ledger-error.js";
 import type { MessageInput } from "../../src/log/message.js";
 import { ThreadLog } from "../../src/log/thread-log.js";
 import { emptyPlan, nextPlan, type PlanAction } from "../../src/plan/compaction-plan.js";
@@ -28,6 +29,8 @@ export interface SimulationResult {
    * and pending calls alone exceed the budget.
    */
   readonly unavoidable: number;
+  /** Of the failures, those where the pipeline's fallback found its protected content alone over the budget. */
+  readonly protectedOverBudget: number;
   readonly failureMessages: ReadonlyArray<string>;
   /** Requests over the budget or invalid for a provider (must be 0). */
   readonly violations: ReadonlyArray<string>;
@@ -35,6 +38,8 @@ export interface SimulationResult {
   readonly compactions: number;
   /** Sum over requests of (uncompacted tokens − sent tokens) / Σ uncompacted tokens. */
   readonly savedShare: number;
+  /** Consecutive pairs of sent requests the stability figures average over (0: no figure). */
+  readonly pairs: number;
   /** Mean over requests (after the first) of unchanged leading tokens / previous request's tokens. */
   readonly stableOfPrevious: number;
   /** Mean over requests (after the first) of unchanged leading tokens / this request's tokens. */
@@ -60,9 +65,16 @@ export interface SimulationOptions {
 export function floorTokens(log: ThreadLog, counter: MessageCounter): number {
   const keep = protectedGroups(log, "lastUserMessage");
   const span: string[] = [];
-  for (let seq = 0; seq < log.length; seq++) if (keep[log.groupIndexOf(seq)] === 0) span.push(log.at(seq)!.id);
+  for (let seq = 0; seq < log.length; seq++)
+    if (keep[log.groupIndexOf(seq)] === 0) span.push(log.at(seq)!.id);
   const plan = emptyPlan(log.threadId);
-  const drop: PlanAction = { kind: "drop", span, record: { kind: "drop", reason: "floor" }, strategy: "floor", reason: "floor" };
+  const drop: PlanAction = {
+    kind: "drop",
+    span,
+    record: { kind: "drop", reason: "floor" },
+    strategy: "floor",
+    reason: "floor",
+  };
   const floor = span.length === 0 ? plan : nextPlan(plan, [drop], log.length);
   return renderPrompt(log, floor, { counter, validatePlan: false }).tokenCount;
 }
@@ -91,7 +103,16 @@ export async function simulateTurns(options: SimulationOptions): Promise<Simulat
   let plan = emptyPlan(threadId);
   let previous: RenderedPrompt | undefined;
   let from = 0;
-  const out = { requests: 0, failures: 0, unavoidable: 0, compactions: 0, maxTokens: 0, rawSum: 0, sentSum: 0 };
+  const out = {
+    requests: 0,
+    failures: 0,
+    unavoidable: 0,
+    protectedOverBudget: 0,
+    compactions: 0,
+    maxTokens: 0,
+    rawSum: 0,
+    sentSum: 0,
+  };
   const failureMessages: string[] = [];
   const violations: string[] = [];
   let stablePrev = 0;
@@ -111,6 +132,12 @@ export async function simulateTurns(options: SimulationOptions): Promise<Simulat
     if (!result.ok) {
       out.failures++;
       if (floorTokens(log, counter) > budgetTokens) out.unavoidable++;
+      if (
+        result.error instanceof BudgetInfeasibleError &&
+        result.error.message.includes("protected content")
+      ) {
+        out.protectedOverBudget++;
+      }
       if (failureMessages.length < 5)
         failureMessages.push(`request ${out.requests}: ${result.error.message}`);
       continue;
@@ -142,12 +169,14 @@ export async function simulateTurns(options: SimulationOptions): Promise<Simulat
     requests: out.requests,
     failures: out.failures,
     unavoidable: out.unavoidable,
+    protectedOverBudget: out.protectedOverBudget,
     failureMessages,
     violations,
     compactions: out.compactions,
     savedShare: out.rawSum === 0 ? 0 : (out.rawSum - out.sentSum) / out.rawSum,
-    stableOfPrevious: pairs === 0 ? 1 : stablePrev / pairs,
-    stableOfCurrent: pairs === 0 ? 1 : stableCur / pairs,
+    pairs,
+    stableOfPrevious: pairs === 0 ? 0 : stablePrev / pairs,
+    stableOfCurrent: pairs === 0 ? 0 : stableCur / pairs,
     maxTokens: out.maxTokens,
     durationMs: performance.now() - started,
   };

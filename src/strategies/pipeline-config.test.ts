@@ -1,0 +1,160 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { call, result, text } from "../../test/support/builders.js";
+import { replyWith, startFakeOpenAIServer } from "../../test/support/fake-openai-server.js";
+import { simpleCounter } from "../../test/support/simple-counter.js";
+import { ValidationError } from "../errors/ledger-error.js";
+import { ThreadLog } from "../log/thread-log.js";
+import { emptyPlan } from "../plan/compaction-plan.js";
+import { createMemoryArtifactStore } from "../stores/memory/memory-artifact-store.js";
+import { createTokenBudget } from "../tokens/token-budget.js";
+import { createDefaultPipeline, DEFAULT_PIPELINE_CONFIG } from "./default-pipeline.js";
+import { loadPipelineConfig, parseConfigText, pipelineFromConfig } from "./pipeline-config.js";
+import type { Strategy } from "./strategy.js";
+
+const ISSUE_EXAMPLE = {
+  budget: { model: "gpt-4o", reserveOutput: 4096 },
+  strategies: [
+    { use: "toolResultRetention", default: { keepTurns: 3 }, tools: { read_file: { keepLast: 2 } } },
+    { use: "slidingWindow", keepGroups: 40 },
+    { use: "summarize", target: 12, threshold: 4 },
+  ],
+};
+
+function fieldOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ValidationError);
+    return (error as ValidationError).where.field;
+  }
+  throw new Error("expected a ValidationError");
+}
+
+describe("pipelineFromConfig", () => {
+  const dir = mkdtempSync(join(tmpdir(), "cl-config-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("builds the issue's example: strategies in order, the budget from the model table", () => {
+    const { pipeline, budget } = pipelineFromConfig(ISSUE_EXAMPLE);
+    expect(pipeline.strategies.map((s) => [s.name, s.cost])).toEqual([
+      ["toolResultRetention", "free"],
+      ["slidingWindow", "free"],
+      ["summarize", "model"],
+    ]);
+    expect(budget?.contextWindow).toBe(128_000);
+    expect(budget?.reserveOutput).toBe(4096);
+  });
+
+  it("reads the same config from JSON and YAML files", () => {
+    const json = join(dir, "c.json");
+    writeFileSync(json, JSON.stringify(ISSUE_EXAMPLE));
+    const yaml = join(dir, "c.yaml");
+    writeFileSync(
+      yaml,
+      [
+        "budget: { model: gpt-4o, reserveOutput: 4096 }",
+        "strategies:",
+        "  - use: toolResultRetention",
+        "    default: { keepTurns: 3 }",
+        "    tools: { read_file: { keepLast: 2 } }",
+        "  - { use: slidingWindow, keepGroups: 40 }",
+        "  - { use: summarize, target: 12, threshold: 4 }",
+      ].join("\n"),
+    );
+    expect(loadPipelineConfig(yaml).config).toEqual(loadPipelineConfig(json).config);
+  });
+
+  it("names the field of a bad value, inside strategy entries too", () => {
+    expect(
+      fieldOf(() => pipelineFromConfig({ strategies: [{ use: "slidingWindow", keepGroups: -1 }] })),
+    ).toBe("strategies[0].keepGroups");
+    expect(
+      fieldOf(() =>
+        pipelineFromConfig({ strategies: [{ use: "summarize" }, { use: "summarize", target: 1.5 }] }),
+      ),
+    ).toBe("strategies[1].target");
+    expect(fieldOf(() => pipelineFromConfig({ strategies: [{ use: "slidingWindo" }] }))).toBe(
+      "strategies[0].use",
+    );
+    expect(fieldOf(() => pipelineFromConfig({ strategies: [], goalRatio: 0 }))).toBe("goalRatio");
+    expect(fieldOf(() => pipelineFromConfig({ strategies: [], budgte: {} }))).toBe("budgte");
+    expect(
+      fieldOf(() => pipelineFromConfig({ budget: { model: "gpt-4o", reserveOutput: -5 }, strategies: [] })),
+    ).toBe("budget.reserveOutput");
+    expect(fieldOf(() => pipelineFromConfig({ strategies: [{ use: "externalize", minChars: 10 }] }))).toBe(
+      "strategies[0].artifacts",
+    );
+  });
+
+  it("reports syntax errors with the file and line", () => {
+    const bad = join(dir, "bad.json");
+    writeFileSync(bad, '{\n  "strategies": [\n    { "use": "summarize", }\n  ]\n}');
+    expect(() => loadPipelineConfig(bad)).toThrow(/bad\.json: config file is not valid JSON/);
+    expect(() => parseConfigText("strategies:\n  - use: [unclosed\n", "c.yml")).toThrow(ValidationError);
+    const missing = join(dir, "missing.json");
+    expect(() => loadPipelineConfig(missing)).toThrow(/cannot read config file/);
+  });
+
+  it("runs a user's strategy registered by name exactly like a built-in", () => {
+    const custom = (options: Record<string, unknown>): Strategy => ({
+      name: "mine",
+      cost: "free",
+      kinds: ["clear"],
+      propose: () => ({
+        actions: [],
+        notes: [{ level: "info", code: "seen", message: JSON.stringify(options) }],
+      }),
+    });
+    const { pipeline } = pipelineFromConfig(
+      { strategies: [{ use: "mine", limit: 3 }] },
+      { custom: { mine: custom } },
+    );
+    expect(pipeline.strategies[0]!.name).toBe("mine");
+  });
+
+  it("builds externalization with the store it is given, and the default pipeline", () => {
+    const { pipeline } = pipelineFromConfig(
+      { strategies: [{ use: "externalize", minChars: 4000 }] },
+      { artifacts: createMemoryArtifactStore(), tenant: "acme" },
+    );
+    expect(pipeline.strategies[0]!.kinds).toContain("externalize");
+    expect(createDefaultPipeline().strategies.map((s) => s.name)).toEqual(
+      DEFAULT_PIPELINE_CONFIG.strategies.map((s) => (s.use === "summarize" ? "summarize" : s.use)),
+    );
+  });
+
+  it("a config's OpenAI summarizer talks to the configured server (SDK loaded on first use)", async () => {
+    const server = await startFakeOpenAIServer({ apiKey: "sk-test" });
+    try {
+      process.env.CL_TEST_KEY = "sk-test";
+      const answer = { goals: ["fix the parser"], toolOutcomes: ["tests ran: 3 failed"] };
+      server.enqueue(replyWith(JSON.stringify(answer)));
+      const { pipeline } = pipelineFromConfig({
+        strategies: [{ use: "summarize" }],
+        summarizer: { kind: "openai", model: "tiny", baseURL: server.baseURL, apiKeyEnv: "CL_TEST_KEY" },
+      });
+      const messages = [{ id: "u", role: "user" as const, parts: [text("fix the parser")] }];
+      for (let i = 0; i < 8; i++) {
+        messages.push({ id: `a${i}`, role: "assistant" as const, parts: [call(`c${i}`)] } as never);
+        messages.push({
+          id: `t${i}`,
+          role: "tool" as const,
+          parts: [result(`c${i}`, "x".repeat(300))],
+        } as never);
+      }
+      const log = ThreadLog.from("t", messages);
+      const budget = createTokenBudget({ contextWindow: 400, reserveOutput: 0, safetyMargin: 0 });
+      const out = await pipeline.run({ log, plan: emptyPlan("t"), counter: simpleCounter(), budget });
+      expect(out.ok).toBe(true);
+      expect(server.requests).toHaveLength(1);
+      const summary = out.plan.actions.find((a) => a.kind === "summarize");
+      expect(summary?.record).toMatchObject({ kind: "summarize", summarizerId: "openai:tiny" });
+      expect(JSON.stringify(summary)).toContain("fix the parser");
+    } finally {
+      await server.close();
+    }
+  });
+});
