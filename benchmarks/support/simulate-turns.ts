@@ -42,6 +42,11 @@ export interface SimulationResult {
   readonly pairs: number;
   /** Mean over requests (after the first) of unchanged leading tokens / previous request's tokens. */
   readonly stableOfPrevious: number;
+  /**
+   * Mean over the same pairs of the most any renderer could keep: this request's tokens minus the messages that
+   * are new since the previous request (they cannot be cached), over this request's tokens.
+   */
+  readonly stableCeiling: number;
   /** Mean over requests (after the first) of unchanged leading tokens / this request's tokens. */
   readonly stableOfCurrent: number;
   readonly maxTokens: number;
@@ -77,6 +82,16 @@ export function floorTokens(log: ThreadLog, counter: MessageCounter): number {
   };
   const floor = span.length === 0 ? plan : nextPlan(plan, [drop], log.length);
   return renderPrompt(log, floor, { counter, validatePlan: false }).tokenCount;
+}
+
+/** Tokens of the rendered messages that stand for log messages appended since the previous request. */
+function newTokens(log: ThreadLog, prompt: RenderedPrompt, previousLength: number): number {
+  let sum = 0;
+  for (const message of prompt.messages) {
+    const ids = message.provenance.sourceIds;
+    if (ids.some((id) => (log.seqOf(id) ?? 0) >= previousLength)) sum += message.tokens;
+  }
+  return sum;
 }
 
 /** Indices where a model call happens: before each assistant message (and once at the end). */
@@ -117,6 +132,8 @@ export async function simulateTurns(options: SimulationOptions): Promise<Simulat
   const violations: string[] = [];
   let stablePrev = 0;
   let stableCur = 0;
+  let ceiling = 0;
+  let previousLength = 0;
   let pairs = 0;
   for (const point of callPoints(messages)) {
     log = log.append(messages.slice(from, point));
@@ -159,9 +176,11 @@ export async function simulateTurns(options: SimulationOptions): Promise<Simulat
     if (previous !== undefined) {
       stablePrev += prompt.unchangedLeadingTokens / previous.tokenCount;
       stableCur += prompt.unchangedLeadingTokens / prompt.tokenCount;
+      ceiling += (prompt.tokenCount - newTokens(log, prompt, previousLength)) / prompt.tokenCount;
       pairs++;
     }
     previous = prompt;
+    previousLength = log.length;
   }
   return {
     budget: budgetTokens,
@@ -177,6 +196,7 @@ export async function simulateTurns(options: SimulationOptions): Promise<Simulat
     pairs,
     stableOfPrevious: pairs === 0 ? 0 : stablePrev / pairs,
     stableOfCurrent: pairs === 0 ? 0 : stableCur / pairs,
+    stableCeiling: pairs === 0 ? 0 : ceiling / pairs,
     maxTokens: out.maxTokens,
     durationMs: performance.now() - started,
   };

@@ -11,7 +11,8 @@ export const DEFAULT_PIPELINE_CONFIG: PipelineConfig = Object.freeze({
     Object.freeze({ use: "toolResultRetention" }),
     Object.freeze({ use: "summarize", minKeepGroups: 1 }),
   ]) as unknown as PipelineConfig["strategies"],
-  goalRatio: 0.7,
+  // Compacting down to half the target makes compactions rare, and each one is what breaks the prompt cache.
+  goalRatio: 0.5,
 });
 
 /** Options of {@link createDefaultPipeline}: the dependencies, and what the fallback protects. */

@@ -99,7 +99,7 @@ function newRun(
     input,
     settings,
     target,
-    minGain: settings.minGain ?? Math.ceil(target * 0.02),
+    minGain: settings.minGain ?? Math.ceil(target * 0.1),
     triggered,
     goal: triggered ? Math.floor(target * settings.goalRatio) : target,
     plan: input.plan,

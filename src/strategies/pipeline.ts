@@ -30,7 +30,7 @@ export interface PipelineOptions {
   readonly goalRatio?: number;
   /**
    * A free strategy's proposal made while the request is under its target is applied only when it saves at
-   * least this many tokens (default: 2 % of the target); smaller ones wait and are batched, so the cached
+   * least this many tokens (default: 10 % of the target); smaller ones wait and are batched, so the cached
    * prefix is not broken for a few tokens every turn.
    */
   readonly minGain?: number;
