@@ -1,0 +1,168 @@
+import { ValidationError, VersionConflictError } from "../errors/ledger-error.js";
+import { deepFreeze } from "../log/deep-freeze.js";
+import type { Message } from "../log/message.js";
+import { checkValue, parseRow, storedMessageSchema, tokenCountsSchema } from "./store-row-schemas.js";
+
+/** Token counts of one message, keyed by counter id (`MessageCounter.id`). */
+export type TokenCounts = Readonly<Record<string, number>>;
+
+/** A log message as stored: the message plus its token counts, so a worker never tokenizes it again. */
+export interface StoredMessage {
+  readonly message: Message;
+  readonly tokens: TokenCounts;
+}
+
+/** A half-open range of seqs: `from` ≤ seq < `to`. */
+export interface SeqRange {
+  readonly from: number;
+  readonly to: number;
+}
+
+/** New token counts for the message at `seq`; they are merged into the counts already stored. */
+export interface TokenCountUpdate {
+  readonly seq: number;
+  readonly tokens: TokenCounts;
+}
+
+/**
+ * The durable thread log. `append` is optimistic: the caller names the log length it saw (`expectedSeq`), and
+ * when another writer got there first the whole batch is refused with `VersionConflictError`, so a batch is
+ * either appended entirely at the expected position or not at all. Reads are by seq range (or several ranges,
+ * so a stateless worker loads only what its plan renders); `seqsOf` maps plan-span ids to seqs without
+ * loading message bodies. Every message handed out is frozen.
+ *
+ * @example
+ * const log = ThreadLog.empty("t1").append([{ role: "user", parts: [{ type: "text", text: "hi" }] }]);
+ * const entries = log.messages.map((message) => ({ message, tokens: { [counter.id]: counter.countMessage(message) } }));
+ * await store.append("t1", 0, entries);
+ * await store.read("t1", 0); // the same messages with their counts
+ */
+export interface LogStore {
+  /** Appends a batch whose first message has seq `expectedSeq`; throws `VersionConflictError` when stale. */
+  append(threadId: string, expectedSeq: number, entries: ReadonlyArray<StoredMessage>): Promise<void>;
+  /** Number of messages in the thread (0 for an unknown thread). */
+  length(threadId: string): Promise<number>;
+  /** Messages with `fromSeq` ≤ seq < `toSeq` (default: to the end), in seq order. */
+  read(threadId: string, fromSeq?: number, toSeq?: number): Promise<ReadonlyArray<StoredMessage>>;
+  /** Messages in any of the ranges, each once, in seq order. */
+  readRanges(threadId: string, ranges: ReadonlyArray<SeqRange>): Promise<ReadonlyArray<StoredMessage>>;
+  /** The seq of each known id; unknown ids are absent from the map. */
+  seqsOf(threadId: string, ids: ReadonlyArray<string>): Promise<ReadonlyMap<string, number>>;
+  /** Merges token counts (e.g. of a counter the thread was not appended with) into stored messages. */
+  setTokenCounts(threadId: string, updates: ReadonlyArray<TokenCountUpdate>): Promise<void>;
+  /** Ids of every thread with at least one message, sorted. */
+  threads(): Promise<ReadonlyArray<string>>;
+}
+
+/** The conflict raised when an append names a stale log length. */
+export function logConflict(threadId: string, expectedSeq: number, actual: number): VersionConflictError {
+  return new VersionConflictError(
+    `append to the log of thread ${JSON.stringify(threadId)} (its version is its length)`,
+    expectedSeq,
+    actual,
+    { threadId },
+  );
+}
+
+/**
+ * Checks a batch before any backend writes it: a valid thread id and expected seq, messages that match the
+ * schema, seqs that continue at `expectedSeq`, ids unique within the batch and well-formed token counts.
+ * Throws `ValidationError` naming the batch index, message id and field; nothing has been written then.
+ */
+export function checkAppendBatch(
+  threadId: string,
+  expectedSeq: number,
+  entries: ReadonlyArray<StoredMessage>,
+): void {
+  checkThreadId(threadId);
+  checkSeq(threadId, expectedSeq, "expectedSeq");
+  const ids = new Set<string>();
+  entries.forEach((entry, index) => {
+    const rawId = (entry?.message as { id?: unknown } | undefined)?.id;
+    const source = {
+      what: "appended message",
+      threadId,
+      index,
+      ...(typeof rawId === "string" ? { messageId: rawId } : {}),
+    };
+    const message = checkValue(storedMessageSchema, entry?.message, source);
+    const where = { threadId, index, messageId: message.id };
+    if (message.seq !== expectedSeq + index) {
+      throw new ValidationError(
+        `message seq ${message.seq} does not continue the batch (expected ${expectedSeq + index})`,
+        { ...where, field: "seq" },
+      );
+    }
+    if (ids.has(message.id)) {
+      throw new ValidationError(`duplicate message id ${JSON.stringify(message.id)} in the batch`, {
+        ...where,
+        field: "id",
+      });
+    }
+    ids.add(message.id);
+    checkValue(tokenCountsSchema, entry.tokens, { ...source, messageId: message.id, fieldPrefix: "tokens" });
+  });
+}
+
+/** The error raised when a batch reuses an id the thread already holds. */
+export function duplicateIdError(threadId: string, messageId: string): ValidationError {
+  return new ValidationError(
+    `duplicate message id ${JSON.stringify(messageId)}: the thread already holds it, ids must be unique`,
+    { threadId, messageId, field: "id" },
+  );
+}
+
+/** Checks token-count updates: known seqs are the backend's job, shapes are checked here. */
+export function checkTokenUpdates(threadId: string, updates: ReadonlyArray<TokenCountUpdate>): void {
+  checkThreadId(threadId);
+  for (const update of updates) {
+    checkSeq(threadId, update.seq, "seq");
+    const source = { what: `token counts of seq ${update.seq}`, threadId, fieldPrefix: "tokens" };
+    checkValue(tokenCountsSchema, update.tokens, source);
+  }
+}
+
+/** Throws `ValidationError` unless the thread id is a non-empty string. */
+export function checkThreadId(threadId: string): void {
+  if (typeof threadId !== "string" || threadId.length === 0) {
+    throw new ValidationError("thread id must be a non-empty string", { field: "threadId" });
+  }
+}
+
+/** Throws `ValidationError` unless `seq` is a non-negative integer. */
+export function checkSeq(threadId: string, seq: number, field: string): void {
+  if (!Number.isSafeInteger(seq) || seq < 0) {
+    throw new ValidationError(`${field} must be a non-negative integer, got ${String(seq)}`, {
+      threadId,
+      field,
+    });
+  }
+}
+
+/** Sorts ranges, drops empty ones and merges overlapping or touching ones, so each seq is read once. */
+export function normalizeRanges(threadId: string, ranges: ReadonlyArray<SeqRange>): ReadonlyArray<SeqRange> {
+  for (const r of ranges) {
+    checkSeq(threadId, r.from, "from");
+    checkSeq(threadId, r.to, "to");
+  }
+  const sorted = ranges.filter((r) => r.to > r.from).sort((a, b) => a.from - b.from);
+  const merged: SeqRange[] = [];
+  for (const r of sorted) {
+    const last = merged[merged.length - 1];
+    if (last !== undefined && r.from <= last.to)
+      merged[merged.length - 1] = { from: last.from, to: Math.max(last.to, r.to) };
+    else merged.push(r);
+  }
+  return merged;
+}
+
+/** Validates a message row read back from a database and returns it frozen with its counts. */
+export function storedFromRow(threadId: string, body: unknown, tokens: unknown): StoredMessage {
+  const message = parseRow(storedMessageSchema, body, { what: "stored message row", threadId }) as Message;
+  const counts = parseRow(tokenCountsSchema, tokens, {
+    what: "token counts row",
+    threadId,
+    messageId: message.id,
+  });
+  return Object.freeze({ message: deepFreeze(message), tokens: Object.freeze(counts) });
+}

@@ -1,0 +1,47 @@
+import { type CompactionPlan, createPlan, emptyPlan } from "../../plan/compaction-plan.js";
+import { checkSeq, checkThreadId } from "../log-store.js";
+import { checkCommit, type PlanStore, planConflict, planNotFound } from "../plan-store.js";
+
+/**
+ * An in-memory `PlanStore`. Committed plans are kept as frozen values (the caller's own value when it is
+ * already frozen, so in-process helpers such as `parentOf` keep working on what `latest` returns).
+ *
+ * @example
+ * const plans = createMemoryPlanStore();
+ * await plans.commit(extendPlan(emptyPlan("t1"), actions, 10), 0);
+ */
+export function createMemoryPlanStore(): PlanStore {
+  // Index i holds version i + 1.
+  const byThread = new Map<string, CompactionPlan[]>();
+
+  function commit(plan: CompactionPlan, expectedVersion: number): void {
+    checkCommit(plan, expectedVersion);
+    const versions = byThread.get(plan.threadId) ?? [];
+    if (versions.length !== expectedVersion)
+      throw planConflict(plan.threadId, expectedVersion, versions.length);
+    versions.push(Object.isFrozen(plan) ? plan : createPlan(plan));
+    byThread.set(plan.threadId, versions);
+  }
+
+  function get(threadId: string, version: number): CompactionPlan {
+    checkThreadId(threadId);
+    checkSeq(threadId, version, "version");
+    if (version === 0) return emptyPlan(threadId);
+    const plan = byThread.get(threadId)?.[version - 1];
+    if (plan === undefined) throw planNotFound(threadId, version);
+    return plan;
+  }
+
+  return Object.freeze({
+    commit: async (plan: CompactionPlan, expectedVersion: number) => commit(plan, expectedVersion),
+    latest: async (threadId: string) => {
+      checkThreadId(threadId);
+      return byThread.get(threadId)?.at(-1) ?? emptyPlan(threadId);
+    },
+    get: async (threadId: string, version: number) => get(threadId, version),
+    versions: async (threadId: string) => {
+      checkThreadId(threadId);
+      return Object.freeze((byThread.get(threadId) ?? []).map((_, i) => i + 1));
+    },
+  });
+}

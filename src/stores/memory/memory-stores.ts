@@ -1,0 +1,39 @@
+import type { Clock, Stores } from "../stores.js";
+import { createMemoryArtifactStore } from "./memory-artifact-store.js";
+import { createMemoryLogStore } from "./memory-log-store.js";
+import { createMemoryModelCallStore } from "./memory-model-call-store.js";
+import { createMemoryPlanStore } from "./memory-plan-store.js";
+import { createMemorySummaryCache } from "./memory-summary-cache.js";
+
+/** Options of `createMemoryStores`. */
+export interface MemoryStoresOptions {
+  /** The clock for artifact and summary TTLs (default `Date.now`). */
+  readonly now?: Clock;
+  /** Most summaries the cache holds (default 1,000). */
+  readonly summaryMaxEntries?: number;
+  /** Lifetime of a cached summary in milliseconds (default: no expiry). */
+  readonly summaryTtlMs?: number;
+}
+
+/**
+ * Every store in memory: the reference backend for tests and single-process tools; nothing survives the process.
+ *
+ * @example
+ * const stores = createMemoryStores();
+ * await stores.log.append("t1", 0, entries);
+ */
+export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
+  const clock = options.now === undefined ? {} : { now: options.now };
+  return Object.freeze({
+    log: createMemoryLogStore(),
+    plans: createMemoryPlanStore(),
+    artifacts: createMemoryArtifactStore(clock),
+    summaries: createMemorySummaryCache({
+      ...clock,
+      ...(options.summaryMaxEntries === undefined ? {} : { maxEntries: options.summaryMaxEntries }),
+      ...(options.summaryTtlMs === undefined ? {} : { ttlMs: options.summaryTtlMs }),
+    }),
+    calls: createMemoryModelCallStore(),
+    close: async () => {},
+  });
+}

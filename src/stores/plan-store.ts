@@ -1,0 +1,76 @@
+import { NotFoundError, ValidationError, VersionConflictError } from "../errors/ledger-error.js";
+import type { CompactionPlan } from "../plan/compaction-plan.js";
+import { parsePlan } from "../plan/plan-schema.js";
+import { checkSeq, checkThreadId } from "./log-store.js";
+
+/**
+ * Keeps every committed version of each thread's compaction plan. `commit` is optimistic: the caller names the
+ * version it built on (`expectedVersion`, 0 for the empty plan), the plan must carry `expectedVersion + 1`, and
+ * a writer whose expected version is stale gets `VersionConflictError` and nothing is written. Past versions
+ * stay readable for audits and replay; version 0 is always the empty plan.
+ *
+ * @example
+ * const current = await plans.latest("t1"); // emptyPlan("t1") before the first commit
+ * const next = extendPlan(current, actions, log.length);
+ * await plans.commit(next, current.version); // VersionConflictError when another worker committed first
+ * await plans.get("t1", next.version); // the same plan, JSON-exact
+ */
+export interface PlanStore {
+  /** Stores `plan` as version `expectedVersion + 1` of its thread. */
+  commit(plan: CompactionPlan, expectedVersion: number): Promise<void>;
+  /** The newest committed plan, or the empty plan (version 0) when none was committed. */
+  latest(threadId: string): Promise<CompactionPlan>;
+  /** One version (0 is the empty plan); throws `NotFoundError` for a version never committed. */
+  get(threadId: string, version: number): Promise<CompactionPlan>;
+  /** The committed versions (1, 2, …) in ascending order. */
+  versions(threadId: string): Promise<ReadonlyArray<number>>;
+}
+
+/** Checks the arguments of `commit`; throws `ValidationError` naming the thread and field. */
+export function checkCommit(plan: CompactionPlan, expectedVersion: number): void {
+  checkThreadId(plan?.threadId);
+  checkSeq(plan.threadId, expectedVersion, "expectedVersion");
+  if (plan.version !== expectedVersion + 1) {
+    throw new ValidationError(
+      `plan version ${plan.version} must be expectedVersion + 1 = ${expectedVersion + 1}`,
+      { threadId: plan.threadId, field: "version" },
+    );
+  }
+}
+
+/** The conflict raised when a commit names a stale plan version. */
+export function planConflict(
+  threadId: string,
+  expectedVersion: number,
+  actual: number,
+): VersionConflictError {
+  return new VersionConflictError(
+    `commit of the plan of thread ${JSON.stringify(threadId)}`,
+    expectedVersion,
+    actual,
+    { threadId },
+  );
+}
+
+/** The error raised for a plan version that was never committed. */
+export function planNotFound(threadId: string, version: number): NotFoundError {
+  return new NotFoundError(
+    `plan version ${version} of thread ${JSON.stringify(threadId)} was never committed`,
+    {
+      threadId,
+      field: "version",
+    },
+  );
+}
+
+/** Parses (validates) a plan row read back from a database and checks it is the version it is filed under. */
+export function planFromRow(threadId: string, version: number, body: unknown): CompactionPlan {
+  const plan = parsePlan(body);
+  if (plan.threadId !== threadId || plan.version !== version) {
+    throw new ValidationError(
+      `the row of plan version ${version} holds version ${plan.version} of thread ${JSON.stringify(plan.threadId)}`,
+      { threadId, field: "version" },
+    );
+  }
+  return plan;
+}

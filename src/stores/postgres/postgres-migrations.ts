@@ -1,0 +1,106 @@
+import { StoreUnavailableError } from "../../errors/ledger-error.js";
+import { type PgPool, pgInt, pgTransaction, quoteSchema } from "./postgres-driver.js";
+
+/** One numbered schema change; `sql` receives the quoted schema name. */
+export interface PostgresMigration {
+  readonly version: number;
+  readonly name: string;
+  sql(schema: string): string;
+}
+
+/**
+ * The schema, as numbered migrations; a released migration never changes, a new one is appended. Message
+ * bodies and artifact content are JSON text (PostgreSQL text cannot hold NUL characters, JSON escapes them);
+ * `threads` holds each thread's log length and plan version, and its row is what writers lock.
+ */
+export const POSTGRES_MIGRATIONS: ReadonlyArray<PostgresMigration> = Object.freeze([
+  {
+    version: 1,
+    name: "initial schema",
+    sql: (s: string) => `
+      CREATE TABLE ${s}.threads (
+        thread_id text PRIMARY KEY,
+        log_length integer NOT NULL DEFAULT 0,
+        plan_version integer NOT NULL DEFAULT 0
+      );
+      CREATE TABLE ${s}.messages (
+        thread_id text NOT NULL,
+        seq integer NOT NULL,
+        message_id text NOT NULL,
+        body text NOT NULL,
+        tokens jsonb NOT NULL,
+        PRIMARY KEY (thread_id, seq)
+      );
+      CREATE UNIQUE INDEX messages_by_id ON ${s}.messages (thread_id, message_id);
+      CREATE TABLE ${s}.plans (
+        thread_id text NOT NULL,
+        version integer NOT NULL,
+        body text NOT NULL,
+        committed_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (thread_id, version)
+      );
+      CREATE TABLE ${s}.artifacts (
+        tenant text NOT NULL,
+        artifact_id text NOT NULL,
+        meta text NOT NULL,
+        content text NOT NULL,
+        expires_at_ms bigint,
+        PRIMARY KEY (tenant, artifact_id)
+      );
+      CREATE TABLE ${s}.summaries (
+        key_hash text PRIMARY KEY,
+        summary text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE TABLE ${s}.model_calls (
+        ord bigserial PRIMARY KEY,
+        call_id text NOT NULL UNIQUE,
+        thread_id text NOT NULL,
+        model text,
+        record text NOT NULL,
+        usage text
+      );
+      CREATE INDEX model_calls_by_thread ON ${s}.model_calls (thread_id, ord);
+      CREATE INDEX model_calls_with_usage ON ${s}.model_calls (model, ord) WHERE usage IS NOT NULL;
+    `,
+  },
+]);
+
+/**
+ * Brings the schema up to date in one transaction under an advisory lock keyed by the schema name, so several
+ * workers starting at once apply each migration exactly once (DDL is transactional in PostgreSQL: a failed
+ * migration leaves nothing behind). A database newer than this library is refused rather than misread.
+ */
+export async function migratePostgres(
+  pool: PgPool,
+  schema: string,
+  migrations: ReadonlyArray<PostgresMigration> = POSTGRES_MIGRATIONS,
+): Promise<number> {
+  const s = quoteSchema(schema);
+  return pgTransaction(pool, async (client) => {
+    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`context-ledger:${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${s}.schema_migrations (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    const { rows } = await client.query(`SELECT coalesce(max(version), 0) AS v FROM ${s}.schema_migrations`);
+    const current = pgInt(rows[0], "v");
+    const newest = migrations.at(-1)?.version ?? 0;
+    if (current > newest) {
+      throw new StoreUnavailableError(
+        `PostgreSQL schema ${schema} is at version ${current}, newer than this library knows (${newest}); upgrade context-ledger`,
+      );
+    }
+    for (const migration of migrations) {
+      if (migration.version <= current) continue;
+      await client.query(migration.sql(s));
+      await client.query(`INSERT INTO ${s}.schema_migrations (version, name) VALUES ($1, $2)`, [
+        migration.version,
+        migration.name,
+      ]);
+    }
+    return newest;
+  });
+}

@@ -1,0 +1,102 @@
+import { StoreUnavailableError } from "../../errors/ledger-error.js";
+import { immediateTransaction, intColumn, type SqliteDatabase } from "./sqlite-driver.js";
+
+/** One numbered schema change. */
+export interface SqliteMigration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/**
+ * The schema, as numbered migrations; a released migration never changes, a new one is appended. Text that may
+ * hold any string (message bodies, artifact content) is stored as JSON, which keeps NUL characters and lone
+ * surrogates intact; `threads` holds each thread's log length and plan version so both are read in O(1).
+ */
+export const SQLITE_MIGRATIONS: ReadonlyArray<SqliteMigration> = Object.freeze([
+  {
+    version: 1,
+    name: "initial schema",
+    sql: `
+      CREATE TABLE threads (
+        thread_id TEXT PRIMARY KEY,
+        log_length INTEGER NOT NULL DEFAULT 0,
+        plan_version INTEGER NOT NULL DEFAULT 0
+      ) WITHOUT ROWID;
+      CREATE TABLE messages (
+        thread_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        message_id TEXT NOT NULL,
+        body TEXT NOT NULL,
+        tokens TEXT NOT NULL,
+        PRIMARY KEY (thread_id, seq)
+      ) WITHOUT ROWID;
+      CREATE UNIQUE INDEX messages_by_id ON messages (thread_id, message_id);
+      CREATE TABLE plans (
+        thread_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        committed_at TEXT NOT NULL,
+        PRIMARY KEY (thread_id, version)
+      ) WITHOUT ROWID;
+      CREATE TABLE artifacts (
+        tenant TEXT NOT NULL,
+        artifact_id TEXT NOT NULL,
+        meta TEXT NOT NULL,
+        content TEXT NOT NULL,
+        expires_at_ms INTEGER,
+        PRIMARY KEY (tenant, artifact_id)
+      );
+      CREATE TABLE summaries (
+        key_hash TEXT PRIMARY KEY,
+        summary TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      ) WITHOUT ROWID;
+      CREATE TABLE model_calls (
+        ord INTEGER PRIMARY KEY AUTOINCREMENT,
+        call_id TEXT NOT NULL UNIQUE,
+        thread_id TEXT NOT NULL,
+        model TEXT,
+        record TEXT NOT NULL,
+        usage TEXT
+      );
+      CREATE INDEX model_calls_by_thread ON model_calls (thread_id, ord);
+      CREATE INDEX model_calls_with_usage ON model_calls (model, ord) WHERE usage IS NOT NULL;
+    `,
+  },
+]);
+
+/**
+ * Brings the schema up to date: missing migrations run in order inside one `BEGIN IMMEDIATE` transaction and
+ * are recorded in `schema_migrations`, so two processes opening the same file at once apply each exactly once.
+ * A database newer than this library is refused rather than misread.
+ */
+export function migrateSqlite(
+  db: SqliteDatabase,
+  migrations: ReadonlyArray<SqliteMigration> = SQLITE_MIGRATIONS,
+): number {
+  return immediateTransaction(db, () => {
+    db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY,
+      name TEXT NOT NULL,
+      applied_at TEXT NOT NULL
+    )`);
+    const current = intColumn(
+      db.prepare("SELECT coalesce(max(version), 0) AS v FROM schema_migrations").get(),
+      "v",
+    );
+    const newest = migrations.at(-1)?.version ?? 0;
+    if (current > newest) {
+      throw new StoreUnavailableError(
+        `the SQLite database is at schema version ${current}, newer than this library knows (${newest}); upgrade context-ledger`,
+      );
+    }
+    const record = db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
+    for (const migration of migrations) {
+      if (migration.version <= current) continue;
+      db.exec(migration.sql);
+      record.run(migration.version, migration.name, new Date().toISOString());
+    }
+    return newest;
+  });
+}

@@ -1,0 +1,133 @@
+import { z } from "zod";
+import { ValidationError } from "../errors/ledger-error.js";
+import { formatIssuePath, metaSchema, partSchema } from "../log/message-schema.js";
+
+/**
+ * zod schemas for what the stores persist and read back. Database rows come from outside the process (another
+ * version of this library, a manual edit, a broken disk), so every row is checked before it becomes a typed,
+ * frozen value.
+ */
+
+/** zod schema of a stored message: a full log `Message`. */
+export const storedMessageSchema = z
+  .object({
+    id: z.string().min(1),
+    seq: z.number().int().nonnegative(),
+    role: z.enum(["system", "user", "assistant", "tool"]),
+    parts: z.array(partSchema),
+    meta: metaSchema,
+    hash: z.string().regex(/^[0-9a-f]{64}$/, "must be a sha256 hex digest"),
+  })
+  .strict();
+
+/** zod schema of the token counts kept beside a message, keyed by counter id. */
+export const tokenCountsSchema = z.record(z.string().min(1), z.number().int().nonnegative());
+
+/** zod schema of a structured summary (goals, decisions, ...). */
+export const structuredSummarySchema = z
+  .object({
+    goals: z.array(z.string()).optional(),
+    decisions: z.array(z.string()).optional(),
+    constraints: z.array(z.string()).optional(),
+    openItems: z.array(z.string()).optional(),
+    toolOutcomes: z.array(z.string()).optional(),
+    artifacts: z.array(z.string()).optional(),
+  })
+  .strict();
+
+/** zod schema of a cached summary. */
+export const cachedSummarySchema = z
+  .object({ text: z.string(), structured: structuredSummarySchema })
+  .strict();
+
+const sensitivitySchema = z.enum(["public", "internal", "confidential", "restricted"]);
+
+/** zod schema of artifact metadata. */
+export const artifactMetaSchema = z
+  .object({
+    artifactId: z.string().min(1),
+    tenant: z.string().min(1),
+    sensitivity: sensitivitySchema,
+    threadId: z.string().min(1).optional(),
+    sourceIds: z.array(z.string()).optional(),
+    sizeChars: z.number().int().nonnegative(),
+    contentHash: z.string().regex(/^[0-9a-f]{64}$/),
+    createdAt: z.iso.datetime(),
+    expiresAt: z.iso.datetime().optional(),
+  })
+  .strict();
+
+/** zod schema of the provider usage reported for a model call. */
+export const modelUsageSchema = z
+  .object({
+    inputTokens: z.number().int().nonnegative(),
+    outputTokens: z.number().int().nonnegative().optional(),
+    cachedInputTokens: z.number().int().nonnegative().optional(),
+  })
+  .strict();
+
+/** zod schema of a model-call audit record. */
+export const modelCallRecordSchema = z
+  .object({
+    callId: z.string().min(1),
+    threadId: z.string().min(1),
+    logSeq: z.number().int().nonnegative(),
+    planVersion: z.number().int().nonnegative(),
+    format: z.string().min(1),
+    model: z.string().min(1).optional(),
+    requestHash: z.string().min(1),
+    tokenEstimate: z.number().int().nonnegative(),
+    summaries: z.array(z.string()),
+    evictions: z.array(z.string()),
+    createdAt: z.iso.datetime(),
+    durationMs: z.number().nonnegative().optional(),
+    usage: modelUsageSchema.optional(),
+  })
+  .strict();
+
+/** Where a row came from, for the error raised when it does not match its schema. */
+export interface RowSource {
+  readonly what: string;
+  readonly threadId?: string;
+  readonly messageId?: string;
+  /** Position inside the batch being written. */
+  readonly index?: number;
+  /** Where the checked value sits in its parent, prefixed to the reported field (e.g. `tokens`). */
+  readonly fieldPrefix?: string;
+}
+
+/**
+ * Parses a JSON column (a string) or an already decoded value against a schema, or throws `ValidationError`
+ * naming the row and the offending field.
+ */
+export function parseRow<S extends z.ZodType>(schema: S, raw: unknown, source: RowSource): z.output<S> {
+  if (typeof raw !== "string") return checkValue(schema, raw, source);
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (cause) {
+    throw new ValidationError(`${source.what} read back from the store is not valid JSON`, whereOf(source), {
+      cause,
+    });
+  }
+  return checkValue(schema, value, source);
+}
+
+/** Checks a value against a schema, or throws `ValidationError` naming its source and the offending field. */
+export function checkValue<S extends z.ZodType>(schema: S, value: unknown, source: RowSource): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const path = formatIssuePath(issue.path, issue as { code?: string; keys?: ReadonlyArray<string> });
+  const prefix = source.fieldPrefix;
+  const field = prefix === undefined ? path || "(value)" : path === "" ? prefix : `${prefix}.${path}`;
+  throw new ValidationError(`${source.what} is invalid: ${issue.message}`, { ...whereOf(source), field });
+}
+
+function whereOf(source: RowSource): { threadId?: string; messageId?: string; index?: number } {
+  return {
+    ...(source.threadId === undefined ? {} : { threadId: source.threadId }),
+    ...(source.index === undefined ? {} : { index: source.index }),
+    ...(source.messageId === undefined ? {} : { messageId: source.messageId }),
+  };
+}
