@@ -35,7 +35,7 @@ function line(row: Row): string {
   const sent = r.requests - r.failures;
   const stable = r.pairs === 0 ? "–" : pct(r.stableOfCurrent);
   const stablePrev = r.pairs === 0 ? "–" : pct(r.stableOfPrevious);
-  return `| ${row.trajectory} | ${row.share * 100} % | ${r.budget} | ${r.requests} | ${sent} | ${r.failures} | ${r.compactions} | ${pct(r.savedShare)} | ${stable} | ${stablePrev} | ${(r.durationMs / Math.max(1, r.requests)).toFixed(1)} |`;
+  return `| ${row.trajectory} | ${row.share * 100} % | ${r.budget} | ${r.requests} | ${sent} | ${r.failures} | ${r.compactions} | ${pct(r.savedShare)} | ${stablePrev} | ${stable} | ${(r.durationMs / Math.max(1, r.requests)).toFixed(1)} |`;
 }
 
 async function main(): Promise<void> {
@@ -60,14 +60,14 @@ async function main(): Promise<void> {
   }
   console.log(`default pipeline, fallback protects ${protect}; gpt-4o tokenizer, OpenAI framing\n`);
   console.log(
-    "| trajectory | budget | tokens | requests | sent | failed | compactions | saved | stable (of request) | stable (of previous) | ms/request |",
+    "| trajectory | budget | tokens | requests | sent | failed | compactions | saved | stable, of previous | stable, of request | ms/request |",
   );
   console.log("|---|---|---|---|---|---|---|---|---|---|---|");
   for (const row of rows) console.log(line(row));
   console.log(
-    "\n| budget | requests | sent | failed (unavoidable) | violations | mean stable (of request) | mean stable (of previous) | saved |",
+    "\n| budget | requests | sent | failed (of which nothing at all could fit) | over budget or invalid | stable, of previous request | stable, of request | ceiling, of request | saved |",
   );
-  console.log("|---|---|---|---|---|---|---|---|");
+  console.log("|---|---|---|---|---|---|---|---|---|");
   for (const share of SHARES) {
     const of = rows.filter((r) => r.share === share).map((r) => r.result);
     const withPairs = of.filter((r) => r.pairs > 0);
@@ -75,7 +75,12 @@ async function main(): Promise<void> {
       list.reduce((a, r) => a + f(r), 0) / Math.max(1, list.length);
     const sum = (f: (r: SimulationResult) => number) => of.reduce((a, r) => a + f(r), 0);
     console.log(
-      `| ${share * 100} % | ${sum((r) => r.requests)} | ${sum((r) => r.requests - r.failures)} | ${sum((r) => r.failures)} (${sum((r) => r.unavoidable)}) | ${sum((r) => r.violations.length)} | ${pct(mean((r) => r.stableOfCurrent))} | ${pct(mean((r) => r.stableOfPrevious))} | ${pct(mean((r) => r.savedShare, of))} |`,
+      `| ${share * 100} % | ${sum((r) => r.requests)} | ${sum((r) => r.requests - r.failures)} | ${sum((r) => r.failures)} (${sum((r) => r.unavoidable)}) | ${sum((r) => r.violations.length)} | ${pct(mean((r) => r.stableOfPrevious))} | ${pct(mean((r) => r.stableOfCurrent))} | ${pct(mean((r) => r.stableCeiling))} | ${pct(
+        mean(
+          (r) => r.savedShare,
+          of.filter((r) => r.requests > r.failures),
+        ),
+      )} |`,
     );
   }
   const out = rows.map((r) => ({ trajectory: r.trajectory, share: r.share, ...r.result }));
