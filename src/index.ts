@@ -1,11 +1,15 @@
 // The public API of context-ledger. Everything a harness, an auditor or the CLI needs is exported here by name.
 
-export type { ErrorLocation, LedgerErrorCode } from "./errors/ledger-error.js";
+export type { ErrorLocation, LedgerErrorCode, SummarizerFailure } from "./errors/ledger-error.js";
 export {
+  AccessDeniedError,
   BudgetInfeasibleError,
   LedgerError,
+  NotFoundError,
   PlanValidationError,
   RenderValidationError,
+  StoreUnavailableError,
+  SummarizerError,
   ValidationError,
   VersionConflictError,
 } from "./errors/ledger-error.js";
@@ -98,8 +102,109 @@ export type { Provenance, RenderedKind, RenderedMessage, RenderedPrompt } from "
 export type { SampleSessionOptions } from "./sample/sample-session.js";
 export { generateSampleSession } from "./sample/sample-session.js";
 
+export type {
+  Artifact,
+  ArtifactInput,
+  ArtifactMeta,
+  ArtifactStore,
+  SecurityContext,
+} from "./stores/artifact-store.js";
+export { mayRead } from "./stores/artifact-store.js";
+export type { LogStore, SeqRange, StoredMessage, TokenCounts, TokenCountUpdate } from "./stores/log-store.js";
+export type {
+  MemoryArtifactStore,
+  MemoryArtifactStoreOptions,
+} from "./stores/memory/memory-artifact-store.js";
+export { createMemoryArtifactStore } from "./stores/memory/memory-artifact-store.js";
+export type { MemoryStoresOptions } from "./stores/memory/memory-stores.js";
+export { createMemoryStores } from "./stores/memory/memory-stores.js";
+export type { MemorySummaryCache, MemorySummaryCacheOptions } from "./stores/memory/memory-summary-cache.js";
+export { createMemorySummaryCache } from "./stores/memory/memory-summary-cache.js";
+export type { ModelCallRecord, ModelCallStore, ModelUsage } from "./stores/model-call-store.js";
+export type { PlanStore } from "./stores/plan-store.js";
+export type { Clock, Stores } from "./stores/stores.js";
+export type { CachedSummary, SummaryCache } from "./stores/summary-cache.js";
+export { summaryCacheKey } from "./stores/summary-cache.js";
+
+export type { DefaultPipelineOptions } from "./strategies/default-pipeline.js";
+export { createDefaultPipeline, DEFAULT_PIPELINE_CONFIG } from "./strategies/default-pipeline.js";
 export type { DropOldestOptions } from "./strategies/drop-oldest-to-fit.js";
 export { dropOldestToFit } from "./strategies/drop-oldest-to-fit.js";
+export type { ExternalizationOptions } from "./strategies/externalization.js";
+export { createExternalization, externalizationOptionsSchema } from "./strategies/externalization.js";
+export type { HardFallbackOptions } from "./strategies/hard-fallback.js";
+export {
+  createHardFallback,
+  hardFallbackOptionsSchema,
+  protectedGroups,
+} from "./strategies/hard-fallback.js";
+export type {
+  Pipeline,
+  PipelineFailure,
+  PipelineInput,
+  PipelineOptions,
+  PipelineReport,
+  PipelineResult,
+  PipelineStrategy,
+  PipelineSuccess,
+  StepOutcome,
+  StepReport,
+} from "./strategies/pipeline.js";
+export { createPipeline, toStrategy } from "./strategies/pipeline.js";
+export type {
+  ConfiguredPipeline,
+  PipelineConfig,
+  PipelineDependencies,
+} from "./strategies/pipeline-config.js";
+export {
+  loadPipelineConfig,
+  parseConfigText,
+  pipelineConfigSchema,
+  pipelineFromConfig,
+} from "./strategies/pipeline-config.js";
+export type { RollingWindowOptions } from "./strategies/rolling-window.js";
+export { createRollingWindow, rollingWindowOptionsSchema } from "./strategies/rolling-window.js";
+export type { SlidingWindowOptions } from "./strategies/sliding-window.js";
+export { createSlidingWindow, slidingWindowOptionsSchema } from "./strategies/sliding-window.js";
+export type {
+  Proposal,
+  Strategy,
+  StrategyContext,
+  StrategyCost,
+  StrategyFunction,
+  StrategyNote,
+} from "./strategies/strategy.js";
+export { NO_PROPOSAL, nothingToDo } from "./strategies/strategy.js";
+export type { SummarizationOptions } from "./strategies/summarization.js";
+export { createSummarization, summarizationOptionsSchema } from "./strategies/summarization.js";
+export type { Summarizer, SummaryRequest, SummaryResult } from "./strategies/summarizer.js";
+export type { ExtractiveSummarizerOptions } from "./strategies/summarizers/extractive-summarizer.js";
+export { createExtractiveSummarizer } from "./strategies/summarizers/extractive-summarizer.js";
+export {
+  formatSummary,
+  parseSummaryOutput,
+  SUMMARY_PROMPT_VERSION,
+} from "./strategies/summarizers/summary-format.js";
+export type { ToolResultCollapseOptions } from "./strategies/tool-result-collapse.js";
+export {
+  createToolResultCollapse,
+  toolResultCollapseOptionsSchema,
+} from "./strategies/tool-result-collapse.js";
+export type {
+  ResolvedToolPolicy,
+  ToolPolicy,
+  ToolResultRetentionOptions,
+} from "./strategies/tool-result-retention.js";
+export {
+  createToolResultRetention,
+  DEFAULT_TOOL_POLICY,
+  DURABILITY_POLICIES,
+  toolResultRetentionOptionsSchema,
+} from "./strategies/tool-result-retention.js";
+export type { TruncationOptions } from "./strategies/truncation.js";
+export { createTruncation, truncationOptionsSchema } from "./strategies/truncation.js";
+export type { WindowTrigger } from "./strategies/window-trigger.js";
+export { windowTriggerSchema } from "./strategies/window-trigger.js";
 
 export type { CreateTokenizerOptions, TokenizerBackend } from "./tokens/create-tokenizer.js";
 export { createTokenizer, DEFAULT_BACKEND } from "./tokens/create-tokenizer.js";
