@@ -1,5 +1,28 @@
 // The public API of context-ledger. Everything a harness, an auditor or the CLI needs is exported here by name.
 
+export type { AppendResult } from "./engine/append-messages.js";
+export type { PlanDiffResult, RenderedThread, RenderOptionsForThread } from "./engine/audit-views.js";
+export type { Calibration, CalibrationSettings } from "./engine/calibration.js";
+export type { ContextEngine } from "./engine/context-engine.js";
+export { createContextEngine } from "./engine/context-engine.js";
+export type {
+  ActionEvent,
+  EngineEvent,
+  EngineEventMap,
+  EngineEventType,
+  EngineListener,
+  EngineOperation,
+} from "./engine/engine-events.js";
+export type { ContextEngineOptions, SummarizationMode } from "./engine/engine-options.js";
+export { engineSettingsSchema } from "./engine/engine-options.js";
+export type { ExplainRow, Explanation, MessageFate } from "./engine/explain.js";
+export type { LoggingEmitterOptions } from "./engine/logging-emitter.js";
+export { createLoggingEmitter } from "./engine/logging-emitter.js";
+export type { CompactOptions, CompactResult } from "./engine/maintenance.js";
+export type { DurationStats, MetricsCollector, MetricsSnapshot } from "./engine/metrics-collector.js";
+export { createMetricsCollector } from "./engine/metrics-collector.js";
+export type { BudgetInput, PreparedTurn, PrepareTurnOptions, TurnStats } from "./engine/prepare-turn.js";
+export type { ReplayResult } from "./engine/replay.js";
 export type { ErrorLocation, LedgerErrorCode, SummarizerFailure } from "./errors/ledger-error.js";
 export {
   AccessDeniedError,

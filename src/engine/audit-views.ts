@@ -1,0 +1,110 @@
+import { ValidationError } from "../errors/ledger-error.js";
+import { ThreadLog } from "../log/thread-log.js";
+import type { CompactionPlan } from "../plan/compaction-plan.js";
+import { diffPlans, formatPlanDiff, type PlanDiff } from "../plan/diff-plans.js";
+import { type ProviderFormat, type ProviderRequestMap, toProviderRequest } from "../render/provider-rules.js";
+import { type Injection, renderPrompt } from "../render/render-prompt.js";
+import type { RenderedPrompt } from "../render/rendered-prompt.js";
+import { observed } from "./compaction-steps.js";
+import type { EngineCore } from "./engine-core.js";
+import { type Explanation, explainPlan } from "./explain.js";
+import { inputOf } from "./thread-cache.js";
+
+/** Options of `render`. */
+export interface RenderOptionsForThread<F extends ProviderFormat = ProviderFormat> {
+  readonly format: F;
+  /** Plan version to render (default: the latest). */
+  readonly planVersion?: number;
+  /** Render the log as it was at this length (default: the whole log). */
+  readonly logSeq?: number;
+  readonly injected?: ReadonlyArray<Injection | string>;
+}
+
+/** A committed plan rendered to a provider request. */
+export interface RenderedThread<F extends ProviderFormat = ProviderFormat> {
+  readonly request: ProviderRequestMap[F];
+  readonly prompt: RenderedPrompt;
+}
+
+/** Two plan versions compared, as data and as readable text. */
+export interface PlanDiffResult {
+  readonly diff: PlanDiff;
+  readonly text: string;
+}
+
+/** The log of a thread, whole (through the cache) or as it was at `logSeq` (from the store). */
+async function logAt(core: EngineCore, threadId: string, logSeq: number | undefined): Promise<ThreadLog> {
+  if (logSeq === undefined) return (await core.cache.load(threadId)).log;
+  const entries = await core.stores.log.read(threadId, 0, logSeq);
+  if (entries.length < logSeq) {
+    throw new ValidationError(`the log has only ${entries.length} messages, not ${logSeq}`, {
+      threadId,
+      field: "logSeq",
+    });
+  }
+  return ThreadLog.empty(threadId).append(entries.map((e) => inputOf(e.message)));
+}
+
+async function planAt(
+  core: EngineCore,
+  threadId: string,
+  version: number | undefined,
+): Promise<CompactionPlan> {
+  return version === undefined
+    ? core.stores.plans.latest(threadId)
+    : core.stores.plans.get(threadId, version);
+}
+
+/** Renders a committed plan version against the log (the CLI's `render --plan VERSION --format`). */
+export function renderThread<F extends ProviderFormat>(
+  core: EngineCore,
+  threadId: string,
+  options: RenderOptionsForThread<F>,
+): Promise<RenderedThread<F>> {
+  return observed(core, "render", threadId, async () => {
+    const log = await logAt(core, threadId, options.logSeq);
+    const plan = await planAt(core, threadId, options.planVersion);
+    const injections = (options.injected ?? []).map((i) => (typeof i === "string" ? { text: i } : i));
+    const prompt = renderPrompt(log, plan, {
+      counter: core.counter,
+      injections,
+      pendingCalls: core.pendingCalls,
+    });
+    return { request: toProviderRequest(options.format, prompt), prompt };
+  });
+}
+
+/** Per message, what a plan version does with it (the CLI's `explain --plan VERSION`). */
+export function explainThread(
+  core: EngineCore,
+  threadId: string,
+  options: { readonly planVersion?: number } = {},
+): Promise<Explanation> {
+  return observed(core, "explain", threadId, async () => {
+    const log = await logAt(core, threadId, undefined);
+    const plan = await planAt(core, threadId, options.planVersion);
+    return explainPlan(log, plan, core.counter);
+  });
+}
+
+/** What changed between two plan versions of a thread, in log order (the CLI's `diff FROM TO`). */
+export function diffThread(
+  core: EngineCore,
+  threadId: string,
+  fromVersion: number,
+  toVersion: number,
+): Promise<PlanDiffResult> {
+  return observed(core, "diff", threadId, async () => {
+    const [from, to] = await Promise.all([
+      core.stores.plans.get(threadId, fromVersion),
+      core.stores.plans.get(threadId, toVersion),
+    ]);
+    // Positions come from the store's id index: no message body is read for a diff.
+    const ids = new Set<string>();
+    for (const plan of [from, to])
+      for (const action of plan.actions) for (const id of action.span) ids.add(id);
+    const seqs = await core.stores.log.seqsOf(threadId, [...ids]);
+    const diff = diffPlans(from, to, (id) => seqs.get(id));
+    return { diff, text: formatPlanDiff(diff) };
+  });
+}

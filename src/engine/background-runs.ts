@@ -1,0 +1,129 @@
+import { VersionConflictError } from "../errors/ledger-error.js";
+import type { ThreadLog } from "../log/thread-log.js";
+import { type CompactionPlan, nextPlan } from "../plan/compaction-plan.js";
+import type { PipelineSuccess } from "../strategies/pipeline.js";
+import { compactionTarget, type TokenBudget } from "../tokens/token-budget.js";
+import { commitPlan, reportError, reportSteps } from "./compaction-steps.js";
+import type { EngineCore } from "./engine-core.js";
+
+/** A background compaction with the model strategies, queued by a turn that had to compact. */
+export interface BackgroundJob {
+  readonly threadId: string;
+  /** The log the turn saw. */
+  readonly log: ThreadLog;
+  /** The plan in force before the turn compacted: the background run starts from it. */
+  readonly basePlan: CompactionPlan;
+  /** The plan the turn left in force (its deterministic fallback); the result replaces it only if still latest. */
+  readonly replaces: CompactionPlan;
+  readonly budget: TokenBudget;
+  /** History tokens under `replaces`. */
+  readonly tokensAfter: number;
+  /** The calibration ratio already applied to `budget` (reported in events). */
+  readonly calibrationRatio: number;
+}
+
+/** The background runs of one engine: at most one per thread, awaitable with `idle`. */
+export class BackgroundRuns {
+  readonly #running = new Map<string, Promise<void>>();
+
+  /** Starts `run` for a thread unless one is already running for it; returns whether it started. */
+  start(threadId: string, run: () => Promise<void>): boolean {
+    if (this.#running.has(threadId)) return false;
+    // setImmediate: the turn that queued the run returns its request before the run takes the event loop.
+    const done = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(run)
+      .finally(() => this.#running.delete(threadId));
+    this.#running.set(threadId, done);
+    return true;
+  }
+
+  /** Resolves when no background run is left (including runs started while waiting). */
+  async idle(): Promise<void> {
+    while (this.#running.size > 0) await Promise.allSettled([...this.#running.values()]);
+  }
+
+  /** Number of runs in flight. */
+  get size(): number {
+    return this.#running.size;
+  }
+}
+
+/** Queues a background run for a job; returns false when one is already running for the thread. */
+export function scheduleBackground(core: EngineCore, job: BackgroundJob): boolean {
+  const started = core.jobs.start(job.threadId, () => runJob(core, job));
+  if (started) {
+    core.events.emit("background_scheduled", job.threadId, {
+      basedOnVersion: job.basePlan.version,
+      replacesVersion: job.replaces.version,
+    });
+  }
+  return started;
+}
+
+function discard(core: EngineCore, job: BackgroundJob, reason: string): void {
+  core.events.emit("background_discarded", job.threadId, { reason });
+}
+
+/**
+ * Runs the whole pipeline (model strategies included) from the plan in force before the turn compacted, and
+ * commits its plan in place of the turn's fallback plan when that is still the latest version. Anything else
+ * (a failed run, no model strategy applied, a newer plan meanwhile, a store error) changes nothing.
+ */
+async function runJob(core: EngineCore, job: BackgroundJob): Promise<void> {
+  const t0 = performance.now();
+  try {
+    core.events.emit("check_started", job.threadId, {
+      operation: "background",
+      logSeq: job.log.length,
+      planVersion: job.basePlan.version,
+      target: compactionTarget(job.budget),
+      calibrationRatio: job.calibrationRatio,
+    });
+    const result = await core.full.run({
+      log: job.log,
+      plan: job.basePlan,
+      counter: core.counter,
+      budget: job.budget,
+    });
+    reportSteps(core, "background", job.threadId, result.report);
+    if (!result.ok) return discard(core, job, `the run failed: ${result.error.message}`);
+    if (!result.report.steps.some((s) => s.cost === "model" && s.outcome === "applied")) {
+      return discard(core, job, "no model strategy applied anything");
+    }
+    const committed = await core.locks.run(job.threadId, () => commitJob(core, job, result));
+    if (!committed) return;
+    core.events.emit("completed", job.threadId, {
+      operation: "background",
+      durationMs: performance.now() - t0,
+      tokens: result.report.tokensAfter,
+      tokensBefore: job.tokensAfter,
+      compacted: true,
+    });
+  } catch (error) {
+    reportError(core, "background", job.threadId, error);
+  }
+}
+
+/** Commits the run's plan if the plan it replaces is still the latest; returns whether it did. */
+async function commitJob(core: EngineCore, job: BackgroundJob, result: PipelineSuccess): Promise<boolean> {
+  const versions = await core.stores.plans.versions(job.threadId);
+  const latest = versions[versions.length - 1] ?? 0;
+  if (latest !== job.replaces.version) {
+    discard(core, job, `plan v${job.replaces.version} is no longer the latest (now v${latest})`);
+    return false;
+  }
+  const plan = nextPlan(job.replaces, result.plan.actions, result.plan.basedOnSeq);
+  const figures = { tokensBefore: job.tokensAfter, tokensAfter: result.report.tokensAfter };
+  try {
+    const added = result.plan.actions.slice(job.basePlan.actions.length);
+    await commitPlan(core, "background", job.replaces, plan, figures, 1, added);
+  } catch (error) {
+    if (!(error instanceof VersionConflictError)) throw error;
+    discard(core, job, "another writer committed first");
+    return false;
+  }
+  const cached = core.cache.peek(job.threadId);
+  if (cached !== undefined && cached.plan === job.replaces)
+    core.cache.remember(job.threadId, { ...cached, plan });
+  return true;
+}

@@ -1,0 +1,115 @@
+import { NotFoundError } from "../errors/ledger-error.js";
+import type { MessageInput } from "../log/message.js";
+import type { ProviderFormat } from "../render/provider-rules.js";
+import type { ModelUsage } from "../stores/model-call-store.js";
+import { type AppendResult, appendMessages } from "./append-messages.js";
+import {
+  diffThread,
+  explainThread,
+  type PlanDiffResult,
+  type RenderedThread,
+  type RenderOptionsForThread,
+  renderThread,
+} from "./audit-views.js";
+import type { Calibration } from "./calibration.js";
+import { observed } from "./compaction-steps.js";
+import { createEngineCore, type EngineCore } from "./engine-core.js";
+import type { ContextEngineOptions } from "./engine-options.js";
+import type { Explanation } from "./explain.js";
+import { type CompactOptions, type CompactResult, compactAllThreads, compactThread } from "./maintenance.js";
+import { prepareTurn } from "./prepare-turn.js";
+import { type ReplayResult, replayCall } from "./replay.js";
+import type { PreparedTurn, PrepareTurnOptions } from "./turn-options.js";
+
+/**
+ * The harness step, audit and replay over one set of stores. A harness calls `append` with what happened and
+ * `prepareTurn` before every model call; it gets the provider request back with a call id, and reports the
+ * provider's usage with `recordUsage` so the engine calibrates its token estimate per model. Auditors use
+ * `replay`, `render`, `explain` and `diff`; `compact` is the maintenance operation on stored history. Several
+ * engines (processes, machines) may share the stores: writes are optimistic and retried on conflicts.
+ *
+ * @example
+ * const engine = createContextEngine({ stores: createMemoryStores(), budget: { model: "gpt-4o" } });
+ * await engine.append("t1", [{ role: "user", parts: [{ type: "text", text: "hi" }] }]);
+ * const { callId, request } = await engine.prepareTurn("t1", { format: "openai", model: "gpt-4o" });
+ * // … send `request`, then:
+ * await engine.recordUsage(callId, { inputTokens: 9 });
+ * (await engine.replay(callId)).ok; // true
+ */
+export interface ContextEngine {
+  /** Validates and appends messages to a thread's log, storing each message's token count beside it. */
+  append(threadId: string, messages: ReadonlyArray<MessageInput>): Promise<AppendResult>;
+  /** Prepares the next model call: compacts as needed, commits, renders and records the call. */
+  prepareTurn<F extends ProviderFormat>(
+    threadId: string,
+    options: PrepareTurnOptions<F>,
+  ): Promise<PreparedTurn<F>>;
+  /** Stores the provider's usage for a call and returns the model's updated calibration. */
+  recordUsage(callId: string, usage: ModelUsage): Promise<Calibration>;
+  /** The current calibration of a model (provider tokens per estimated token). */
+  calibration(model: string): Promise<Calibration>;
+  /** Re-renders a past call from the stores and checks its hash against what was sent. */
+  replay(callId: string): Promise<ReplayResult>;
+  /** What changed between two plan versions. */
+  diff(threadId: string, fromVersion: number, toVersion: number): Promise<PlanDiffResult>;
+  /** Per message, what a plan version (default: the latest) does with it. */
+  explain(threadId: string, options?: { readonly planVersion?: number }): Promise<Explanation>;
+  /** Renders a committed plan version (default: the latest) to a provider request. */
+  render<F extends ProviderFormat>(
+    threadId: string,
+    options: RenderOptionsForThread<F>,
+  ): Promise<RenderedThread<F>>;
+  /** Runs the whole pipeline on a thread's stored history and commits the result (maintenance). */
+  compact(threadId: string, options?: CompactOptions): Promise<CompactResult>;
+  /** Compacts every stored thread. */
+  compactAll(
+    options?: CompactOptions,
+  ): Promise<
+    ReadonlyArray<CompactResult | { readonly threadId: string; readonly ok: false; readonly error: unknown }>
+  >;
+  /** Resolves when no background run is in flight. */
+  idle(): Promise<void>;
+}
+
+async function recordUsage(core: EngineCore, callId: string, usage: ModelUsage): Promise<Calibration> {
+  const record = await core.stores.calls.get(callId);
+  if (record === undefined) {
+    throw new NotFoundError(`model call ${JSON.stringify(callId)} was never recorded`, { field: "callId" });
+  }
+  return observed(core, "recordUsage", record.threadId, async () => {
+    await core.stores.calls.setUsage(callId, usage);
+    const calibration =
+      record.model === undefined
+        ? { model: "", ratio: 1, samples: 0 }
+        : await core.calibration.refresh(record.model);
+    core.events.emit("usage_recorded", record.threadId, {
+      callId,
+      ...(record.model === undefined ? {} : { model: record.model }),
+      inputTokens: usage.inputTokens,
+      tokenEstimate: record.tokenEstimate,
+      ratio: calibration.ratio,
+    });
+    return calibration;
+  });
+}
+
+/** Creates a context engine over a set of stores (see {@link ContextEngine}); options are validated here. */
+export function createContextEngine(options: ContextEngineOptions): ContextEngine {
+  const core = createEngineCore(options);
+  return Object.freeze({
+    append: (threadId: string, messages: ReadonlyArray<MessageInput>) =>
+      appendMessages(core, threadId, messages),
+    prepareTurn: <F extends ProviderFormat>(threadId: string, o: PrepareTurnOptions<F>) =>
+      prepareTurn(core, threadId, o),
+    recordUsage: (callId: string, usage: ModelUsage) => recordUsage(core, callId, usage),
+    calibration: (model: string) => core.calibration.get(model),
+    replay: (callId: string) => replayCall(core, callId),
+    diff: (threadId: string, from: number, to: number) => diffThread(core, threadId, from, to),
+    explain: (threadId: string, o?: { readonly planVersion?: number }) => explainThread(core, threadId, o),
+    render: <F extends ProviderFormat>(threadId: string, o: RenderOptionsForThread<F>) =>
+      renderThread(core, threadId, o),
+    compact: (threadId: string, o?: CompactOptions) => compactThread(core, threadId, o),
+    compactAll: (o?: CompactOptions) => compactAllThreads(core, o),
+    idle: () => core.jobs.idle(),
+  });
+}

@@ -1,0 +1,160 @@
+import { randomUUID } from "node:crypto";
+import { ValidationError } from "../errors/ledger-error.js";
+import type { PendingCallMode } from "../render/render-prompt.js";
+import type { Stores } from "../stores/stores.js";
+import { DEFAULT_PIPELINE_CONFIG } from "../strategies/default-pipeline.js";
+import { createPipeline, type Pipeline } from "../strategies/pipeline.js";
+import {
+  type PipelineConfig,
+  type PipelineDependencies,
+  pipelineFromConfig,
+} from "../strategies/pipeline-config.js";
+import { createTokenizer } from "../tokens/create-tokenizer.js";
+import { createMessageCounter } from "../tokens/message-counter.js";
+import { lookupModel } from "../tokens/model-table.js";
+import { createTokenBudget, type TokenBudget, type TokenBudgetOptions } from "../tokens/token-budget.js";
+import { BackgroundRuns } from "./background-runs.js";
+import { CalibrationCache } from "./calibration.js";
+import { createEventSink, type EventSink } from "./engine-events.js";
+import { type ContextEngineOptions, type EngineSettings, parseEngineOptions } from "./engine-options.js";
+import { createStoredCounter, type StoredCounter } from "./stored-counter.js";
+import { ThreadCache } from "./thread-cache.js";
+
+/** Runs operations on one thread one at a time within this process (other processes are held off by versions). */
+export class ThreadLocks {
+  readonly #tails = new Map<string, Promise<unknown>>();
+
+  /** Runs `work` after every earlier operation on the thread has settled. */
+  run<T>(threadId: string, work: () => Promise<T>): Promise<T> {
+    const before = this.#tails.get(threadId) ?? Promise.resolve();
+    const result = before.then(work, work);
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#tails.set(threadId, tail);
+    void tail.then(() => {
+      if (this.#tails.get(threadId) === tail) this.#tails.delete(threadId);
+    });
+    return result;
+  }
+}
+
+/** Everything the engine's operations share: stores, counter, budget, pipelines, cache, events, clock. */
+export interface EngineCore {
+  readonly stores: Stores;
+  readonly settings: EngineSettings;
+  readonly counter: StoredCounter;
+  readonly budget: TokenBudget;
+  /** The pipeline a turn runs (without model strategies when summarization is in the background). */
+  readonly inline: Pipeline;
+  /** The whole pipeline: background runs and maintenance compactions. */
+  readonly full: Pipeline;
+  /** True when turns leave model strategies to background runs. */
+  readonly background: boolean;
+  readonly pendingCalls: PendingCallMode;
+  readonly events: EventSink;
+  readonly cache: ThreadCache;
+  readonly calibration: CalibrationCache;
+  readonly locks: ThreadLocks;
+  readonly jobs: BackgroundRuns;
+  readonly now: () => number;
+  readonly newCallId: () => string;
+}
+
+interface Pipelines {
+  readonly full: Pipeline;
+  readonly inline: Pipeline;
+  readonly budget?: TokenBudget;
+  readonly pendingCalls?: PendingCallMode;
+}
+
+function isPipeline(value: unknown): value is Pipeline {
+  return typeof (value as Pipeline | undefined)?.run === "function";
+}
+
+/** A pipeline with only the free strategies of `full`, for turns that leave model strategies to the background. */
+function freeOnly(full: Pipeline): Pipeline {
+  if (!full.strategies.some((s) => s.cost === "model")) return full;
+  return createPipeline({ strategies: full.strategies.filter((s) => s.cost === "free") });
+}
+
+function buildPipelines(options: ContextEngineOptions, settings: EngineSettings): Pipelines {
+  if (isPipeline(options.pipeline)) {
+    return { full: options.pipeline, inline: options.inlinePipeline ?? freeOnly(options.pipeline) };
+  }
+  const deps: PipelineDependencies = {
+    summaryCache: options.stores.summaries,
+    artifacts: options.stores.artifacts,
+    tenant: settings.tenant,
+    ...(options.summarizer === undefined ? {} : { summarizer: options.summarizer }),
+  };
+  const configured = pipelineFromConfig(options.pipeline ?? DEFAULT_PIPELINE_CONFIG, deps);
+  const full = configured.pipeline;
+  const free = (config: PipelineConfig): PipelineConfig => ({
+    ...config,
+    strategies: config.strategies.filter((_, i) => full.strategies[i]?.cost !== "model"),
+  });
+  const inline =
+    options.inlinePipeline ??
+    (full.strategies.some((s) => s.cost === "model")
+      ? pipelineFromConfig(free(configured.config), deps).pipeline
+      : full);
+  return {
+    full,
+    inline,
+    ...(configured.budget === undefined ? {} : { budget: configured.budget }),
+    ...(configured.config.pendingCalls === undefined ? {} : { pendingCalls: configured.config.pendingCalls }),
+  };
+}
+
+/** Builds a budget from a `TokenBudget` or budget options (a budget passes its own schema unchanged). */
+export function toBudget(value: TokenBudget | TokenBudgetOptions): TokenBudget {
+  return createTokenBudget(value as TokenBudgetOptions);
+}
+
+/** Validates the options and wires the shared parts of an engine. */
+export function createEngineCore(options: ContextEngineOptions): EngineCore {
+  const settings = parseEngineOptions(options);
+  const pipelines = buildPipelines(options, settings);
+  const budgetSource = options.budget ?? pipelines.budget;
+  if (budgetSource === undefined) {
+    throw new ValidationError("the engine needs a budget (option budget, or one in the pipeline config)", {
+      field: "budget",
+    });
+  }
+  const budget = toBudget(budgetSource);
+  const model =
+    budget.model !== undefined && lookupModel(budget.model) !== undefined ? budget.model : undefined;
+  const inner =
+    options.counter ??
+    createMessageCounter(
+      options.tokenizer ?? createTokenizer(model === undefined ? {} : { model }),
+      settings.overhead,
+    );
+  const counter = createStoredCounter(inner);
+  const now = options.now ?? Date.now;
+  const listeners =
+    options.events === undefined
+      ? []
+      : typeof options.events === "function"
+        ? [options.events]
+        : options.events;
+  return {
+    stores: options.stores,
+    settings,
+    counter,
+    budget,
+    inline: settings.summarization === "inline" ? pipelines.full : pipelines.inline,
+    full: pipelines.full,
+    background: settings.summarization === "background" && pipelines.inline !== pipelines.full,
+    pendingCalls: settings.pendingCalls ?? pipelines.pendingCalls ?? "stub",
+    events: createEventSink(listeners, now),
+    cache: new ThreadCache(options.stores, counter, settings.cacheThreads),
+    calibration: new CalibrationCache(options.stores.calls, settings.calibration, now),
+    locks: new ThreadLocks(),
+    jobs: new BackgroundRuns(),
+    now,
+    newCallId: options.newCallId ?? (() => randomUUID()),
+  };
+}

@@ -1,0 +1,173 @@
+import type { ActionKind } from "../plan/compaction-plan.js";
+import type { StepOutcome } from "../strategies/pipeline-report.js";
+import type { StrategyCost } from "../strategies/strategy.js";
+
+/** The engine operations that report completion, errors and durations. */
+export type EngineOperation =
+  | "append"
+  | "prepareTurn"
+  | "background"
+  | "compact"
+  | "recordUsage"
+  | "replay"
+  | "render"
+  | "explain"
+  | "diff";
+
+/** Payload of each engine event by its `type`; every event also carries `type`, `threadId` and `at`. */
+export interface EngineEventMap {
+  /** Messages were written to the log. */
+  readonly appended: { readonly messages: number; readonly logSeq: number; readonly durationMs: number };
+  /** The thread's log and plan are in hand: from the in-process cache (`warm`) or from the stores (`cold`). */
+  readonly loaded: {
+    readonly source: "warm" | "cold";
+    readonly messages: number;
+    readonly planVersion: number;
+    readonly durationMs: number;
+  };
+  /** A compaction check begins (a turn, a background run or a maintenance compaction). */
+  readonly check_started: {
+    readonly operation: EngineOperation;
+    readonly logSeq: number;
+    readonly planVersion: number;
+    readonly target: number;
+    readonly calibrationRatio: number;
+  };
+  /** One strategy's turn in a pipeline run, whatever became of it. */
+  readonly proposal: {
+    readonly operation: EngineOperation;
+    readonly strategy: string;
+    readonly cost: StrategyCost;
+    readonly outcome: StepOutcome;
+    readonly actions: number;
+    readonly tokensBefore: number;
+    readonly tokensAfter: number;
+    readonly durationMs: number;
+    readonly detail?: string;
+  };
+  /** Tool results or arguments were replaced by placeholders. */
+  readonly cleared: ActionEvent;
+  /** A span became one summary message. */
+  readonly summarized: ActionEvent;
+  /** A span moved to the artifact store and became a pointer. */
+  readonly externalized: ActionEvent;
+  /** A span was left out of the request. */
+  readonly dropped: ActionEvent;
+  /** An artifact the harness brought back was rendered at the end of the request. */
+  readonly rehydrated: { readonly artifactId: string; readonly chars: number };
+  /** A new plan version was committed. */
+  readonly committed: {
+    readonly operation: EngineOperation;
+    readonly planVersion: number;
+    readonly basedOnSeq: number;
+    readonly tokensBefore: number;
+    readonly tokensAfter: number;
+    readonly tokensFreed: number;
+  };
+  /** Another writer got there first; the engine reloads and retries. */
+  readonly version_conflict: {
+    readonly operation: EngineOperation;
+    readonly store: "log" | "plan";
+    readonly expected: number;
+    readonly actual: number;
+    readonly attempt: number;
+  };
+  /** A background run with the model strategies was queued. */
+  readonly background_scheduled: { readonly basedOnVersion: number; readonly replacesVersion: number };
+  /** A background run ended without committing, and why. */
+  readonly background_discarded: { readonly reason: string };
+  /** A request was rendered to a provider format. */
+  readonly rendered: {
+    readonly format: string;
+    readonly tokens: number;
+    readonly messages: number;
+    readonly hash: string;
+  };
+  /** A model-call audit record was written. */
+  readonly call_recorded: {
+    readonly callId: string;
+    readonly planVersion: number;
+    readonly logSeq: number;
+    readonly tokenEstimate: number;
+  };
+  /** An operation finished. */
+  readonly completed: {
+    readonly operation: EngineOperation;
+    readonly durationMs: number;
+    readonly callId?: string;
+    readonly tokens?: number;
+    readonly tokensBefore?: number;
+    readonly compacted?: boolean;
+  };
+  /** The provider's usage was stored and the calibration updated. */
+  readonly usage_recorded: {
+    readonly callId: string;
+    readonly model?: string;
+    readonly inputTokens: number;
+    readonly tokenEstimate: number;
+    readonly ratio: number;
+  };
+  /** A past call was re-rendered and its hash checked. */
+  readonly replayed: { readonly callId: string; readonly ok: boolean; readonly mismatch?: string };
+  /** An operation failed (the error is also thrown or returned). */
+  readonly error: { readonly operation: EngineOperation; readonly code: string; readonly message: string };
+}
+
+/** What the cleared / summarized / externalized / dropped events report about one new plan action. */
+export interface ActionEvent {
+  readonly operation: EngineOperation;
+  readonly strategy: string;
+  readonly reason: string;
+  readonly messages: number;
+  readonly firstId: string;
+}
+
+/** The tag of an engine event. */
+export type EngineEventType = keyof EngineEventMap;
+
+/** One engine event, tagged by `type`. */
+export type EngineEvent = {
+  readonly [K in EngineEventType]: {
+    readonly type: K;
+    readonly threadId: string;
+    /** Epoch milliseconds. */
+    readonly at: number;
+  } & EngineEventMap[K];
+}[EngineEventType];
+
+/** Receives engine events; a listener that throws is ignored, so a broken logger never fails a turn. */
+export type EngineListener = (event: EngineEvent) => void;
+
+/** The event type announcing each kind of new plan action (`include` announces nothing). */
+export const ACTION_EVENT: Readonly<Record<ActionKind, EngineEventType | undefined>> = Object.freeze({
+  include: undefined,
+  clear: "cleared",
+  summarize: "summarized",
+  externalize: "externalized",
+  drop: "dropped",
+});
+
+/** Sends typed events to listeners, stamping the time. */
+export interface EventSink {
+  emit<K extends EngineEventType>(type: K, threadId: string, payload: EngineEventMap[K]): void;
+}
+
+/** An event sink over zero or more listeners. */
+export function createEventSink(
+  listeners: ReadonlyArray<EngineListener>,
+  now: () => number = Date.now,
+): EventSink {
+  return {
+    emit(type, threadId, payload) {
+      if (listeners.length === 0) return;
+      const event = Object.freeze({ type, threadId, at: now(), ...payload }) as EngineEvent;
+      for (const listener of listeners) {
+        try {
+          listener(event);
+        } catch {
+          // A listener is an observer: its failure must not change what the engine does.
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,158 @@
+import { z } from "zod";
+import { ValidationError } from "../errors/ledger-error.js";
+import type { PendingCallMode } from "../render/render-prompt.js";
+import type { Stores } from "../stores/stores.js";
+import { parseOptions } from "../strategies/options.js";
+import type { Pipeline } from "../strategies/pipeline.js";
+import type { PipelineConfig } from "../strategies/pipeline-config.js";
+import type { Summarizer } from "../strategies/summarizer.js";
+import type { OverheadProfileName } from "../tokens/message-counter.js";
+import type { TokenBudget, TokenBudgetOptions } from "../tokens/token-budget.js";
+import type { MessageCounter, Tokenizer } from "../tokens/tokenizer.js";
+import { type CalibrationSettings, DEFAULT_CALIBRATION } from "./calibration.js";
+import type { EngineListener } from "./engine-events.js";
+
+/** Where the model strategies (summarization) of a turn run. */
+export type SummarizationMode = "background" | "inline";
+
+/** Options of `createContextEngine`. */
+export interface ContextEngineOptions {
+  /** Every store, from one backend. */
+  readonly stores: Stores;
+  /** The default budget of a turn (a `TokenBudget` or the options of `createTokenBudget`). */
+  readonly budget?: TokenBudget | TokenBudgetOptions;
+  /** Counts tokens (default: `createTokenizer({ model: budget.model })`). */
+  readonly tokenizer?: Tokenizer;
+  /** Framing profile of the message counter built from `tokenizer` (default `openai`). */
+  readonly overhead?: OverheadProfileName;
+  /** A ready message counter; wins over `tokenizer` and `overhead`. */
+  readonly counter?: MessageCounter;
+  /** The compaction pipeline, or a pipeline config (default: `DEFAULT_PIPELINE_CONFIG`). */
+  readonly pipeline?: Pipeline | PipelineConfig;
+  /**
+   * The pipeline a turn runs when summarization is in the background. Derived automatically from a config;
+   * for a ready `pipeline` it defaults to its free strategies with `createPipeline`'s default settings.
+   */
+  readonly inlinePipeline?: Pipeline;
+  /** The summarizer of the default or configured pipeline (default: the config's, else extractive). */
+  readonly summarizer?: Summarizer;
+  /** `background` (default): a turn never waits for a model strategy; `inline`: it runs them in the turn. */
+  readonly summarization?: SummarizationMode;
+  /** Listeners of the engine's typed events. */
+  readonly events?: EngineListener | ReadonlyArray<EngineListener>;
+  /** Tenant of the artifacts the engine writes (default `default`). */
+  readonly tenant?: string;
+  /** Retries after another writer won a race on the log or the plan (default 3). */
+  readonly maxConflictRetries?: number;
+  readonly calibration?: Partial<CalibrationSettings>;
+  /** Threads kept warm in process (default 1,000; 0 makes every load cold). */
+  readonly cacheThreads?: number;
+  /** How calls without a result are rendered (default: the pipeline config's, else `stub`). */
+  readonly pendingCalls?: PendingCallMode;
+  /** Clock in epoch milliseconds (default `Date.now`). */
+  readonly now?: () => number;
+  /** Makes call ids (default `crypto.randomUUID`). */
+  readonly newCallId?: () => string;
+}
+
+/** The zod schema of the JSON-shaped engine options (objects such as stores are checked by shape). */
+export const engineSettingsSchema = z.strictObject({
+  summarization: z.enum(["background", "inline"]).exactOptional(),
+  tenant: z.string().trim().min(1).exactOptional(),
+  maxConflictRetries: z.number().int().nonnegative().max(100).exactOptional(),
+  calibration: z
+    .strictObject({
+      window: z.number().int().positive().exactOptional(),
+      minSamples: z.number().int().positive().exactOptional(),
+      maxRatio: z.number().gte(1).exactOptional(),
+      ttlMs: z.number().int().nonnegative().exactOptional(),
+    })
+    .exactOptional(),
+  cacheThreads: z.number().int().nonnegative().exactOptional(),
+  pendingCalls: z.enum(["stub", "hold"]).exactOptional(),
+  overhead: z.enum(["openai", "anthropic", "neutral"]).exactOptional(),
+});
+
+/** The validated JSON-shaped settings with defaults filled in. */
+export interface EngineSettings {
+  readonly summarization: SummarizationMode;
+  readonly tenant: string;
+  readonly maxConflictRetries: number;
+  readonly calibration: CalibrationSettings;
+  readonly cacheThreads: number;
+  readonly pendingCalls: PendingCallMode | undefined;
+  readonly overhead: OverheadProfileName;
+}
+
+const OBJECT_KEYS = [
+  "stores",
+  "budget",
+  "tokenizer",
+  "counter",
+  "pipeline",
+  "inlinePipeline",
+  "summarizer",
+  "events",
+  "now",
+  "newCallId",
+] as const;
+
+function needs(ok: boolean, field: string, what: string): void {
+  if (!ok) throw new ValidationError(`engine option ${field} must be ${what}`, { field });
+}
+
+/** Checks the object-valued options by shape and parses the rest with {@link engineSettingsSchema}. */
+export function parseEngineOptions(options: ContextEngineOptions): EngineSettings {
+  needs(typeof options === "object" && options !== null, "options", "an object");
+  const s = options.stores;
+  needs(
+    typeof s?.log?.append === "function" &&
+      typeof s.plans?.commit === "function" &&
+      typeof s.calls?.record === "function",
+    "stores",
+    "a Stores bundle (log, plans, artifacts, summaries, calls)",
+  );
+  needs(
+    options.tokenizer === undefined || typeof options.tokenizer.count === "function",
+    "tokenizer",
+    "a Tokenizer",
+  );
+  needs(
+    options.counter === undefined || typeof options.counter.countMessage === "function",
+    "counter",
+    "a MessageCounter",
+  );
+  needs(
+    options.inlinePipeline === undefined || typeof options.inlinePipeline.run === "function",
+    "inlinePipeline",
+    "a Pipeline",
+  );
+  needs(
+    options.summarizer === undefined || typeof options.summarizer.summarize === "function",
+    "summarizer",
+    "a Summarizer",
+  );
+  const events = options.events;
+  needs(
+    events === undefined ||
+      typeof events === "function" ||
+      (Array.isArray(events) && events.every((e) => typeof e === "function")),
+    "events",
+    "a listener function or an array of them",
+  );
+  const json = Object.fromEntries(
+    Object.entries(options).filter(
+      ([key, value]) => !(OBJECT_KEYS as ReadonlyArray<string>).includes(key) && value !== undefined,
+    ),
+  );
+  const o = parseOptions(engineSettingsSchema, json, "engine");
+  return {
+    summarization: o.summarization ?? "background",
+    tenant: o.tenant ?? "default",
+    maxConflictRetries: o.maxConflictRetries ?? 3,
+    calibration: { ...DEFAULT_CALIBRATION, ...o.calibration },
+    cacheThreads: o.cacheThreads ?? 1_000,
+    pendingCalls: o.pendingCalls,
+    overhead: o.overhead ?? "openai",
+  };
+}

@@ -1,0 +1,84 @@
+import type { Role } from "../log/message.js";
+import type { ThreadLog } from "../log/thread-log.js";
+import type { ActionKind, CompactionPlan } from "../plan/compaction-plan.js";
+import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
+import type { MessageCounter } from "../tokens/tokenizer.js";
+
+/** What became of a message under a plan, in the words of an audit. */
+export type MessageFate = "kept" | "cleared" | "summarized" | "externalized" | "dropped";
+
+const FATE: Readonly<Record<ActionKind, MessageFate>> = Object.freeze({
+  include: "kept",
+  clear: "cleared",
+  summarize: "summarized",
+  externalize: "externalized",
+  drop: "dropped",
+});
+
+/** One message of an explanation. */
+export interface ExplainRow {
+  readonly seq: number;
+  readonly id: string;
+  readonly role: Role;
+  readonly state: MessageFate;
+  /** The message's own tokens (as logged, before any placeholder or summary). */
+  readonly tokens: number;
+  /** Strategy and reason of the action governing the message; absent when it is kept by default. */
+  readonly strategy?: string;
+  readonly reason?: string;
+}
+
+/** Per message, what a plan version does with it, plus totals by state. */
+export interface Explanation {
+  readonly threadId: string;
+  readonly planVersion: number;
+  readonly logSeq: number;
+  readonly rows: ReadonlyArray<ExplainRow>;
+  readonly totals: Readonly<Record<MessageFate, { readonly messages: number; readonly tokens: number }>>;
+}
+
+/** Explains a plan against a log: one row per message with its state, tokens, strategy and reason. */
+export function explainPlan(log: ThreadLog, plan: CompactionPlan, counter: MessageCounter): Explanation {
+  const resolution = resolveForLog(plan, log);
+  const totals: Record<MessageFate, { messages: number; tokens: number }> = {
+    kept: { messages: 0, tokens: 0 },
+    cleared: { messages: 0, tokens: 0 },
+    summarized: { messages: 0, tokens: 0 },
+    externalized: { messages: 0, tokens: 0 },
+    dropped: { messages: 0, tokens: 0 },
+  };
+  const rows: ExplainRow[] = [];
+  for (let seq = 0; seq < log.length; seq++) {
+    const message = log.at(seq)!;
+    const decision = decisionAt(resolution, seq);
+    const state = FATE[decision?.kind ?? "include"];
+    const tokens = counter.countMessage(message, message.hash);
+    totals[state].messages++;
+    totals[state].tokens += tokens;
+    rows.push({
+      seq,
+      id: message.id,
+      role: message.role,
+      state,
+      tokens,
+      ...(decision === undefined
+        ? {}
+        : { strategy: decision.action.strategy, reason: decision.action.reason }),
+    });
+  }
+  return { threadId: log.threadId, planVersion: plan.version, logSeq: log.length, rows, totals };
+}
+
+/** A readable table of an explanation: one line per message, then the totals by state. */
+export function formatExplanation(explanation: Explanation): string {
+  const head = `plan v${explanation.planVersion} of thread ${explanation.threadId} over ${explanation.logSeq} message(s)`;
+  const idWidth = Math.min(40, Math.max(2, ...explanation.rows.map((r) => r.id.length)));
+  const lines = explanation.rows.map((r) => {
+    const why = r.strategy === undefined ? "" : `  ${r.strategy}: ${r.reason ?? ""}`;
+    return `${String(r.seq).padStart(6)}  ${r.id.padEnd(idWidth)}  ${r.role.padEnd(9)}  ${r.state.padEnd(12)}  ${String(r.tokens).padStart(7)}${why}`;
+  });
+  const totals = Object.entries(explanation.totals)
+    .filter(([, t]) => t.messages > 0)
+    .map(([state, t]) => `${state} ${t.messages} (${t.tokens} tokens)`);
+  return [head, ...lines, `totals: ${totals.join(", ") || "none"}`].join("\n");
+}

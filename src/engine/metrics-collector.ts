@@ -1,0 +1,112 @@
+import type { EngineEventType, EngineListener, EngineOperation } from "./engine-events.js";
+
+/** Durations of one operation, in milliseconds. */
+export interface DurationStats {
+  readonly count: number;
+  readonly totalMs: number;
+  readonly maxMs: number;
+  readonly meanMs: number;
+}
+
+/** What a metrics collector has seen so far. */
+export interface MetricsSnapshot {
+  /** Events seen, by type. */
+  readonly events: Readonly<Partial<Record<EngineEventType, number>>>;
+  /** Messages newly cleared, summarized, externalized and dropped. */
+  readonly messages: Readonly<{ cleared: number; summarized: number; externalized: number; dropped: number }>;
+  /** Tokens freed by committed plans (history tokens before minus after). */
+  readonly tokensFreed: number;
+  readonly commits: number;
+  readonly versionConflicts: number;
+  readonly errors: number;
+  /** Tokens of the requests returned by `prepareTurn`. */
+  readonly requestTokens: number;
+  /** Completed operations, with their durations. */
+  readonly durations: Readonly<Partial<Record<EngineOperation, DurationStats>>>;
+}
+
+/** A listener that counts engine events, plus a snapshot of the totals. */
+export interface MetricsCollector {
+  readonly listener: EngineListener;
+  snapshot(): MetricsSnapshot;
+  reset(): void;
+}
+
+interface Totals {
+  events: Partial<Record<EngineEventType, number>>;
+  messages: { cleared: number; summarized: number; externalized: number; dropped: number };
+  tokensFreed: number;
+  requestTokens: number;
+  durations: Partial<Record<EngineOperation, { count: number; totalMs: number; maxMs: number }>>;
+}
+
+function emptyTotals(): Totals {
+  return {
+    events: {},
+    messages: { cleared: 0, summarized: 0, externalized: 0, dropped: 0 },
+    tokensFreed: 0,
+    requestTokens: 0,
+    durations: {},
+  };
+}
+
+/**
+ * Collects metrics from engine events: counts per event type, messages per compaction kind, tokens freed,
+ * conflicts, errors and per-operation durations. Pass `collector.listener` in the engine's `events` option.
+ */
+export function createMetricsCollector(): MetricsCollector {
+  let totals = emptyTotals();
+  const listener: EngineListener = (event) => {
+    totals.events[event.type] = (totals.events[event.type] ?? 0) + 1;
+    switch (event.type) {
+      case "cleared":
+      case "summarized":
+      case "externalized":
+      case "dropped":
+        totals.messages[event.type] += event.messages;
+        break;
+      case "committed":
+        totals.tokensFreed += Math.max(0, event.tokensFreed);
+        break;
+      case "completed": {
+        const d = totals.durations[event.operation] ?? { count: 0, totalMs: 0, maxMs: 0 };
+        d.count++;
+        d.totalMs += event.durationMs;
+        d.maxMs = Math.max(d.maxMs, event.durationMs);
+        totals.durations[event.operation] = d;
+        if (event.operation === "prepareTurn") totals.requestTokens += event.tokens ?? 0;
+        break;
+      }
+      default:
+        break;
+    }
+  };
+  return {
+    listener,
+    snapshot: () => snapshotOf(totals),
+    reset: () => {
+      totals = emptyTotals();
+    },
+  };
+}
+
+function snapshotOf(t: Totals): MetricsSnapshot {
+  const durations: Partial<Record<EngineOperation, DurationStats>> = {};
+  for (const [op, d] of Object.entries(t.durations) as [
+    EngineOperation,
+    Totals["durations"][EngineOperation],
+  ][]) {
+    if (d === undefined) continue;
+    durations[op] = Object.freeze({ ...d, meanMs: d.count === 0 ? 0 : d.totalMs / d.count });
+  }
+  return Object.freeze({
+    events: Object.freeze({ ...t.events }),
+    messages: Object.freeze({ ...t.messages }),
+    tokensFreed: t.tokensFreed,
+    commits: t.events.committed ?? 0,
+    versionConflicts: t.events.version_conflict ?? 0,
+    errors: t.events.error ?? 0,
+    requestTokens: t.requestTokens,
+    durations: Object.freeze(durations),
+  });
+}

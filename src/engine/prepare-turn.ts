@@ -1,0 +1,223 @@
+import type { CompactionPlan } from "../plan/compaction-plan.js";
+import { assertValid, type ProviderFormat, toProviderRequest } from "../render/provider-rules.js";
+import type { RenderedPrompt } from "../render/rendered-prompt.js";
+import type { PipelineResult, PipelineSuccess } from "../strategies/pipeline.js";
+import { availableForPrompt, compactionTarget, type TokenBudget } from "../tokens/token-budget.js";
+import { scheduleBackground } from "./background-runs.js";
+import { type Calibration, calibratedBudget } from "./calibration.js";
+import { appliedRefs, saveTurnInputs } from "./call-record.js";
+import { commitPlan, loadThread, observed, reportSteps, withConflictRetries } from "./compaction-steps.js";
+import type { EngineCore } from "./engine-core.js";
+import type { LoadedThread } from "./thread-cache.js";
+import {
+  type PreparedTurn,
+  type PrepareTurnOptions,
+  parseTurn,
+  type TurnInput,
+  type TurnStats,
+} from "./turn-options.js";
+
+// The turn's option and result types live in turn-options.ts; they are re-exported here, beside the operation.
+export type { BudgetInput, PreparedTurn, PrepareTurnOptions, TurnStats } from "./turn-options.js";
+export { requestBudget } from "./turn-options.js";
+
+/**
+ * The harness step: load → account → compact (free reducers inline, model strategies in the background by
+ * default) → validate → commit → render → record the call. Retries on version conflicts with other writers.
+ */
+export function prepareTurn<F extends ProviderFormat>(
+  core: EngineCore,
+  threadId: string,
+  options: PrepareTurnOptions<F>,
+): Promise<PreparedTurn<F>> {
+  return observed(core, "prepareTurn", threadId, async () => {
+    const started = performance.now();
+    const input = parseTurn(core, threadId, options);
+    return core.locks.run(threadId, () =>
+      withConflictRetries(core, (attempt) => runTurn(core, threadId, input, started, attempt)),
+    );
+  });
+}
+
+async function runTurn<F extends ProviderFormat>(
+  core: EngineCore,
+  threadId: string,
+  input: TurnInput<F>,
+  started: number,
+  attempt: number,
+): Promise<PreparedTurn<F>> {
+  const state = await loadThread(core, threadId);
+  const calibration = await core.calibration.get(input.model);
+  const budget = calibratedBudget(input.budget, calibration.ratio);
+  const result = await runInline(core, state, input, budget, calibration.ratio);
+  reportSteps(core, "prepareTurn", threadId, result.report);
+  if (!result.ok) throw result.error;
+  const figures = { tokensBefore: result.report.tokensBefore, tokensAfter: result.report.tokensAfter };
+  if (result.changed) await commitPlan(core, "prepareTurn", state.plan, result.plan, figures, attempt);
+  const scheduled =
+    core.background &&
+    result.report.triggered &&
+    scheduleBackground(core, {
+      threadId,
+      log: state.log,
+      basePlan: state.plan,
+      replaces: result.plan,
+      budget,
+      tokensAfter: result.report.tokensAfter,
+      calibrationRatio: calibration.ratio,
+    });
+  return finishTurn(core, state, input, {
+    result,
+    calibration,
+    budget,
+    scheduled,
+    started,
+    conflicts: attempt - 1,
+  });
+}
+
+/** Announces the check and runs the turn's pipeline (free strategies, or all of them when inline). */
+async function runInline<F extends ProviderFormat>(
+  core: EngineCore,
+  state: LoadedThread,
+  input: TurnInput<F>,
+  budget: TokenBudget,
+  ratio: number,
+): Promise<PipelineResult> {
+  const threadId = state.log.threadId;
+  core.events.emit("check_started", threadId, {
+    operation: "prepareTurn",
+    logSeq: state.log.length,
+    planVersion: state.plan.version,
+    target: compactionTarget(budget),
+    calibrationRatio: ratio,
+  });
+  for (const a of input.inputs.rehydrated) {
+    core.events.emit("rehydrated", threadId, { artifactId: a.artifactId, chars: a.content.length });
+  }
+  const result = await core.inline.run({
+    log: state.log,
+    plan: state.plan,
+    counter: core.counter,
+    budget,
+    injections: input.inputs.injections,
+    rehydrated: input.inputs.rehydrated,
+    ...(state.previous === undefined ? {} : { previous: state.previous }),
+    ...(input.signal === undefined ? {} : { signal: input.signal }),
+  });
+  return result;
+}
+
+interface TurnOutcome {
+  readonly result: PipelineSuccess;
+  readonly calibration: Calibration;
+  readonly budget: TokenBudget;
+  readonly scheduled: boolean;
+  readonly started: number;
+  readonly conflicts: number;
+}
+
+async function finishTurn<F extends ProviderFormat>(
+  core: EngineCore,
+  state: LoadedThread,
+  input: TurnInput<F>,
+  outcome: TurnOutcome,
+): Promise<PreparedTurn<F>> {
+  const { result, calibration } = outcome;
+  const threadId = state.log.threadId;
+  const prompt = result.prompt;
+  const request = toProviderRequest(input.format, prompt);
+  assertValid(input.format, request);
+  core.events.emit("rendered", threadId, {
+    format: input.format,
+    tokens: prompt.tokenCount,
+    messages: prompt.messages.length,
+    hash: prompt.hash,
+  });
+  const callId = core.newCallId();
+  await saveTurnInputs(
+    core.stores.artifacts,
+    { tenant: core.settings.tenant, threadId, callId },
+    input.inputs,
+  );
+  const durationMs = performance.now() - outcome.started;
+  await recordCall(core, state, result.plan, prompt, {
+    callId,
+    format: input.format,
+    model: input.model,
+    durationMs,
+  });
+  core.cache.remember(threadId, { log: state.log, plan: result.plan, previous: prompt });
+  const stats = turnStats(state, outcome, prompt, calibration, durationMs);
+  core.events.emit("completed", threadId, {
+    operation: "prepareTurn",
+    durationMs,
+    callId,
+    tokens: prompt.tokenCount,
+    tokensBefore: result.report.tokensBefore,
+    compacted: result.changed,
+  });
+  return { callId, request, prompt, stats };
+}
+
+async function recordCall(
+  core: EngineCore,
+  state: LoadedThread,
+  plan: CompactionPlan,
+  prompt: RenderedPrompt,
+  call: { callId: string; format: string; model: string | undefined; durationMs: number },
+): Promise<void> {
+  const refs = appliedRefs(state.log, plan);
+  await core.stores.calls.record({
+    callId: call.callId,
+    threadId: state.log.threadId,
+    logSeq: state.log.length,
+    planVersion: plan.version,
+    format: call.format,
+    ...(call.model === undefined ? {} : { model: call.model }),
+    requestHash: prompt.hash,
+    // The renderer's own count, not the calibrated one: calibration learns usage / this figure, and a
+    // reference that does not move with the ratio keeps that learning free of feedback.
+    tokenEstimate: prompt.tokenCount,
+    summaries: refs.summaries,
+    evictions: refs.evictions,
+    createdAt: new Date(core.now()).toISOString(),
+    durationMs: call.durationMs,
+  });
+  core.events.emit("call_recorded", state.log.threadId, {
+    callId: call.callId,
+    planVersion: plan.version,
+    logSeq: state.log.length,
+    tokenEstimate: prompt.tokenCount,
+  });
+}
+
+function turnStats(
+  state: LoadedThread,
+  outcome: TurnOutcome,
+  prompt: RenderedPrompt,
+  calibration: Calibration,
+  durationMs: number,
+): TurnStats {
+  const { result, budget } = outcome;
+  return {
+    tokens: prompt.tokenCount,
+    calibratedTokens: Math.ceil(prompt.tokenCount * calibration.ratio),
+    tokensBefore: result.report.tokensBefore,
+    budget: {
+      contextWindow: budget.contextWindow,
+      available: availableForPrompt(budget),
+      target: compactionTarget(budget),
+    },
+    calibration,
+    planVersion: result.plan.version,
+    logSeq: state.log.length,
+    compacted: result.changed,
+    actionsByKind: result.report.actionsByKind,
+    unchangedLeadingTokens: prompt.unchangedLeadingTokens,
+    loadedFrom: state.source,
+    conflicts: outcome.conflicts,
+    backgroundScheduled: outcome.scheduled,
+    durationMs,
+  };
+}

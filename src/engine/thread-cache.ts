@@ -1,0 +1,112 @@
+import type { Message, MessageInput } from "../log/message.js";
+import { ThreadLog } from "../log/thread-log.js";
+import type { CompactionPlan } from "../plan/compaction-plan.js";
+import type { RenderedPrompt } from "../render/rendered-prompt.js";
+import type { StoredMessage, TokenCountUpdate } from "../stores/log-store.js";
+import type { Stores } from "../stores/stores.js";
+import type { StoredCounter } from "./stored-counter.js";
+
+/** What the engine knows of a thread between turns. */
+export interface ThreadState {
+  readonly log: ThreadLog;
+  readonly plan: CompactionPlan;
+  /** The last request rendered for the thread in this process (for the unchanged-prefix figure). */
+  readonly previous?: RenderedPrompt;
+}
+
+/** A thread as loaded for an operation, and where it came from. */
+export interface LoadedThread extends ThreadState {
+  readonly source: "warm" | "cold";
+}
+
+/** The append input that rebuilds a stored message (seq and hash are derived again). */
+export function inputOf(message: Message): MessageInput {
+  return { id: message.id, role: message.role, parts: message.parts, meta: message.meta };
+}
+
+/**
+ * Loads threads for the engine and keeps the latest log value and plan of recently used threads in process.
+ * Each load asks the stores two cheap questions (plan versions, then log length — in that order, so a plan is
+ * never newer than the log it is paired with); a warm thread then reads only the appended tail, and the plan
+ * only when another worker committed a newer version.
+ */
+export class ThreadCache {
+  readonly #entries = new Map<string, ThreadState>();
+
+  constructor(
+    private readonly stores: Stores,
+    private readonly counter: StoredCounter,
+    private readonly capacity: number,
+  ) {}
+
+  /** The thread's current log and latest plan. */
+  async load(threadId: string): Promise<LoadedThread> {
+    const versions = await this.stores.plans.versions(threadId);
+    const version = versions[versions.length - 1] ?? 0;
+    const length = await this.stores.log.length(threadId);
+    const cached = this.#entries.get(threadId);
+    const warm = cached !== undefined && cached.log.length <= length;
+    let log = warm ? cached.log : ThreadLog.empty(threadId);
+    if (length > log.length) log = await this.#extend(log, length);
+    const plan =
+      warm && cached.plan.version === version ? cached.plan : await this.stores.plans.get(threadId, version);
+    const previous = warm ? cached.previous : undefined;
+    return { log, plan, source: warm ? "warm" : "cold", ...(previous === undefined ? {} : { previous }) };
+  }
+
+  /** Remembers a thread's state after an operation (most recently used last). */
+  remember(threadId: string, state: ThreadState): void {
+    this.#entries.delete(threadId);
+    if (this.capacity <= 0) return;
+    this.#entries.set(threadId, state);
+    if (this.#entries.size > this.capacity) {
+      const oldest = this.#entries.keys().next().value;
+      if (oldest !== undefined) this.#entries.delete(oldest);
+    }
+  }
+
+  /** The remembered state of a thread, if any. */
+  peek(threadId: string): ThreadState | undefined {
+    return this.#entries.get(threadId);
+  }
+
+  /** Forgets a thread (after a conflict, so the next load reads the stores). */
+  forget(threadId: string): void {
+    this.#entries.delete(threadId);
+  }
+
+  /** Reads messages [log.length, length) and appends them, using and completing their stored token counts. */
+  async #extend(log: ThreadLog, length: number): Promise<ThreadLog> {
+    const entries = await this.stores.log.read(log.threadId, log.length, length);
+    const from = log.length;
+    for (const entry of entries) {
+      const n = entry.tokens[this.counter.id];
+      if (n !== undefined) this.counter.seed(entry.message.hash, n);
+    }
+    const extended = log.append(entries.map((e) => inputOf(e.message)));
+    await this.#storeMissingCounts(extended, from, entries);
+    return extended;
+  }
+
+  async #storeMissingCounts(
+    log: ThreadLog,
+    from: number,
+    entries: ReadonlyArray<StoredMessage>,
+  ): Promise<void> {
+    const updates: TokenCountUpdate[] = [];
+    entries.forEach((entry, i) => {
+      if (entry.tokens[this.counter.id] !== undefined) return;
+      const message = log.at(from + i)!;
+      updates.push({
+        seq: from + i,
+        tokens: { [this.counter.id]: this.counter.countMessage(message, message.hash) },
+      });
+    });
+    if (updates.length === 0) return;
+    try {
+      await this.stores.log.setTokenCounts(log.threadId, updates);
+    } catch {
+      // Only an optimisation for the next worker (it would count them itself); a failed write changes nothing.
+    }
+  }
+}

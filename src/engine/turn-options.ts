@@ -1,0 +1,137 @@
+import { ValidationError } from "../errors/ledger-error.js";
+import type { ActionKind } from "../plan/compaction-plan.js";
+import type { ProviderFormat, ProviderRequestMap } from "../render/provider-rules.js";
+import type { Injection, RehydratedArtifact } from "../render/render-prompt.js";
+import type { RenderedPrompt } from "../render/rendered-prompt.js";
+import { createTokenBudget, type TokenBudget, type TokenBudgetOptions } from "../tokens/token-budget.js";
+import type { Calibration } from "./calibration.js";
+import type { TurnInputs } from "./call-record.js";
+import { type EngineCore, toBudget } from "./engine-core.js";
+
+/** A budget for one call: a `TokenBudget`, budget options, or a plain ceiling on the request's tokens. */
+export type BudgetInput = TokenBudget | TokenBudgetOptions | number;
+
+/** Options of `prepareTurn`. */
+export interface PrepareTurnOptions<F extends ProviderFormat = ProviderFormat> {
+  /** The provider request format to render. */
+  readonly format: F;
+  /** Per-turn content rendered at the end of the request (never part of the log). */
+  readonly injected?: ReadonlyArray<Injection | string>;
+  /** Artifacts the harness brought back for this turn. */
+  readonly rehydrated?: ReadonlyArray<RehydratedArtifact>;
+  /** The model the request goes to: recorded, and the key of the token calibration. */
+  readonly model?: string;
+  /** Overrides the engine's budget for this call; a number means "the request has at most this many tokens". */
+  readonly budget?: BudgetInput;
+  readonly signal?: AbortSignal;
+}
+
+/** Figures about a prepared turn. */
+export interface TurnStats {
+  /** Tokens of the request by the engine's counter. */
+  readonly tokens: number;
+  /** `tokens` corrected by the model's calibration (what the provider is expected to count). */
+  readonly calibratedTokens: number;
+  /** History tokens under the plan in force before this turn's compaction. */
+  readonly tokensBefore: number;
+  readonly budget: { readonly contextWindow: number; readonly available: number; readonly target: number };
+  readonly calibration: Calibration;
+  readonly planVersion: number;
+  readonly logSeq: number;
+  /** True when this turn committed a new plan. */
+  readonly compacted: boolean;
+  /** Messages newly governed by each kind of action in this turn. */
+  readonly actionsByKind: Readonly<Record<ActionKind, number>>;
+  /** Leading tokens unchanged since this process's previous request for the thread (prompt-cache reuse). */
+  readonly unchangedLeadingTokens: number;
+  readonly loadedFrom: "warm" | "cold";
+  /** Version conflicts lost to other writers before this attempt succeeded. */
+  readonly conflicts: number;
+  readonly backgroundScheduled: boolean;
+  readonly durationMs: number;
+}
+
+/** What `prepareTurn` returns: the provider request, its id for usage and replay, and figures. */
+export interface PreparedTurn<F extends ProviderFormat = ProviderFormat> {
+  readonly callId: string;
+  readonly request: ProviderRequestMap[F];
+  readonly prompt: RenderedPrompt;
+  readonly stats: TurnStats;
+}
+
+const FORMATS: ReadonlyArray<ProviderFormat> = ["openai", "responses", "anthropic"];
+
+/**
+ * A budget under which the rendered request has at most `tokens` tokens (the CLI's `--budget TOKENS`), of which
+ * `turnReserve` are kept for the turn's injected and rehydrated content.
+ */
+export function requestBudget(tokens: number, turnReserve = 0): TokenBudget {
+  return createTokenBudget({
+    contextWindow: tokens,
+    reserveOutput: 0,
+    safetyMargin: 0,
+    injectionReserve: turnReserve,
+  });
+}
+
+/** Turns a budget input into a budget (undefined when none is given). */
+export function budgetOf(input: BudgetInput | undefined, turnReserve = 0): TokenBudget | undefined {
+  if (input === undefined) return undefined;
+  return typeof input === "number" ? requestBudget(input, turnReserve) : toBudget(input);
+}
+
+// Framing the renderer adds around a rehydrated artifact's content (its header line), generously rounded.
+const REHYDRATION_HEADER_TOKENS = 16;
+
+/** Tokens the turn's own content takes, so a plain token ceiling keeps room for it. */
+function turnTokens(core: EngineCore, inputs: TurnInputs): number {
+  let total = 0;
+  for (const i of inputs.injections) {
+    total += core.counter.countMessage({ role: i.role ?? "user", parts: [{ type: "text", text: i.text }] });
+  }
+  for (const a of inputs.rehydrated) {
+    const parts = [{ type: "text" as const, text: a.content }];
+    total += core.counter.countMessage({ role: "user", parts }) + REHYDRATION_HEADER_TOKENS;
+  }
+  return total;
+}
+
+/** A turn's options, checked, with defaults filled in. */
+export interface TurnInput<F extends ProviderFormat> {
+  readonly format: F;
+  readonly inputs: TurnInputs;
+  readonly model: string | undefined;
+  readonly budget: TokenBudget;
+  readonly signal: AbortSignal | undefined;
+}
+
+/** Checks `prepareTurn`'s options (format, model) and resolves the turn's budget and inputs. */
+export function parseTurn<F extends ProviderFormat>(
+  core: EngineCore,
+  threadId: string,
+  o: PrepareTurnOptions<F>,
+): TurnInput<F> {
+  const where = { threadId };
+  if (!FORMATS.includes(o?.format)) {
+    throw new ValidationError(
+      `format must be one of ${FORMATS.join(", ")}, got ${JSON.stringify(o?.format)}`,
+      {
+        ...where,
+        field: "format",
+      },
+    );
+  }
+  if (o.model !== undefined && (typeof o.model !== "string" || o.model === "")) {
+    throw new ValidationError("model must be a non-empty string", { ...where, field: "model" });
+  }
+  const injections = (o.injected ?? []).map((i): Injection => (typeof i === "string" ? { text: i } : i));
+  const inputs: TurnInputs = { injections, rehydrated: o.rehydrated ?? [], pendingCalls: core.pendingCalls };
+  const reserve = typeof o.budget === "number" ? turnTokens(core, inputs) : 0;
+  return {
+    format: o.format,
+    inputs,
+    model: o.model,
+    budget: budgetOf(o.budget, reserve) ?? core.budget,
+    signal: o.signal,
+  };
+}
