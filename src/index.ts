@@ -203,11 +203,9 @@ export { createSummarization, summarizationOptionsSchema } from "./strategies/su
 export type { Summarizer, SummaryRequest, SummaryResult } from "./strategies/summarizer.js";
 export type { ExtractiveSummarizerOptions } from "./strategies/summarizers/extractive-summarizer.js";
 export { createExtractiveSummarizer } from "./strategies/summarizers/extractive-summarizer.js";
-export {
-  formatSummary,
-  parseSummaryOutput,
-  SUMMARY_PROMPT_VERSION,
-} from "./strategies/summarizers/summary-format.js";
+export { parseSummaryOutput } from "./strategies/summarizers/model-answer.js";
+export { formatSummary } from "./strategies/summarizers/summary-format.js";
+export { SUMMARY_PROMPT_VERSION } from "./strategies/summarizers/summary-prompt.js";
 export type { ToolResultCollapseOptions } from "./strategies/tool-result-collapse.js";
 export {
   createToolResultCollapse,

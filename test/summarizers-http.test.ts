@@ -10,7 +10,7 @@ import { ThreadLog } from "../src/log/thread-log.js";
 import type { Summarizer, SummaryRequest } from "../src/strategies/summarizer.js";
 import { createAnthropicSummarizer } from "../src/strategies/summarizers/anthropic-summarizer.js";
 import { createOpenAISummarizer } from "../src/strategies/summarizers/openai-summarizer.js";
-import { SUMMARY_PROMPT_VERSION } from "../src/strategies/summarizers/summary-format.js";
+import { SUMMARY_PROMPT_VERSION } from "../src/strategies/summarizers/summary-prompt.js";
 import { startFakeAnthropicServer } from "./support/fake-anthropic-server.js";
 import {
   chatRequestValidator,

@@ -145,8 +145,7 @@ class RenderContext {
     if (this.#emittedSpans.has(actionIndex)) return;
     this.#emittedSpans.add(actionIndex);
     const action = this.resolved.plan.actions[actionIndex]!;
-    const won = action.span.filter((id) => this.#decisionOf(id)?.actionIndex === actionIndex);
-    const sourceIds = [...new Set(won)].sort((a, b) => this.log.seqOf(a)! - this.log.seqOf(b)!);
+    const sourceIds = spanSources(this.log, this.resolved, actionIndex);
     if (action.kind === "summarize") {
       this.#push(
         "assistant",
@@ -263,4 +262,42 @@ class RenderContext {
   ): void {
     this.out.push(makeRendered(role, parts, { kind, sourceIds, synthetic: true }, this.options.counter));
   }
+}
+
+// Source ids of a synthetic message per resolution and action: a summary can stand for tens of thousands of
+// messages, and a warm render must not walk its span again.
+const sourcesMemo = new WeakMap<SeqResolution, Map<number, ReadonlyArray<string>>>();
+
+/**
+ * The ids an action governs after precedence, each once, in log order. Spans list ids in log order, so each
+ * seq is found by checking the next slot of the id table before falling back to the id index.
+ */
+function spanSources(log: ThreadLog, resolved: SeqResolution, actionIndex: number): ReadonlyArray<string> {
+  let perAction = sourcesMemo.get(resolved);
+  if (perAction === undefined) {
+    perAction = new Map();
+    sourcesMemo.set(resolved, perAction);
+  }
+  const known = perAction.get(actionIndex);
+  if (known !== undefined) return known;
+  const span = resolved.plan.actions[actionIndex]!.span;
+  const ids = log.idTable();
+  const { actionAt } = resolved;
+  const seqs: number[] = [];
+  let hint = -1;
+  let sorted = true;
+  for (let i = 0; i < span.length; i++) {
+    const id = span[i]!;
+    const seq = hint + 1 < log.length && ids[hint + 1] === id ? hint + 1 : log.seqOf(id);
+    if (seq === undefined) continue;
+    if (seq < hint) sorted = false;
+    hint = seq;
+    if (seq < actionAt.length && actionAt[seq] === actionIndex) seqs.push(seq);
+  }
+  if (!sorted) seqs.sort((a, b) => a - b);
+  const out: string[] = [];
+  for (let i = 0; i < seqs.length; i++) if (i === 0 || seqs[i] !== seqs[i - 1]) out.push(ids[seqs[i]!]!);
+  const frozen = Object.freeze(out);
+  perAction.set(actionIndex, frozen);
+  return frozen;
 }

@@ -13,9 +13,9 @@ import {
 import { artifactMetaSchema, checkValue, parseRow } from "./store-row-schemas.js";
 
 /*
- * The rules every database artifact store follows, as pure functions over (existing row, new write, clock), so
- * the SQLite and PostgreSQL backends differ only in how they lock and persist a row. They match the in-memory
- * store: tenants are namespaces, artifacts are immutable, a rewrite never weakens sensitivity or expiry.
+ * The rules every artifact store follows, as pure functions over (existing row, new write, clock), so the
+ * memory, SQLite and PostgreSQL backends differ only in how they lock and persist a row: tenants are namespaces,
+ * artifacts are immutable, a rewrite never weakens sensitivity or expiry.
  */
 
 const sensitivitySchema = z.enum(["public", "internal", "confidential", "restricted"]);
@@ -32,7 +32,10 @@ const inputSchema = z.object({
 
 const contextSchema = z.object({ tenant: z.string().min(1), clearance: sensitivitySchema.optional() });
 
-/** The id of an artifact written without one: a hash of tenant and content, so rewrites are idempotent. */
+/**
+ * The id an artifact gets when the writer gives none: derived from the tenant and the content hash, so writing
+ * the same content twice (a rerun, a retry) yields the same artifact, and two tenants never share one.
+ */
 export function defaultArtifactId(tenant: string, contentHash: string): string {
   return `art_${sha256Hex(canonicalJson([tenant, contentHash])).slice(0, 32)}`;
 }
@@ -139,10 +142,12 @@ export function artifactColumns(artifact: Artifact): {
   };
 }
 
+/** The stricter of two sensitivity classes. */
 function stricter(a: Sensitivity, b: Sensitivity): Sensitivity {
   return mayRead(a, b) ? b : a;
 }
 
+/** The later of two expiry times; absent (never expires) is later than any time. */
 function later(a: string | undefined, b: string | undefined): string | undefined {
   if (a === undefined || b === undefined) return undefined;
   return Date.parse(a) >= Date.parse(b) ? a : b;

@@ -16,7 +16,7 @@ import type { Strategy } from "./strategy.js";
 import { createSummarization } from "./summarization.js";
 import type { Summarizer } from "./summarizer.js";
 import { createExtractiveSummarizer } from "./summarizers/extractive-summarizer.js";
-import { SUMMARY_PROMPT_VERSION } from "./summarizers/summary-format.js";
+import { SUMMARY_PROMPT_VERSION } from "./summarizers/summary-prompt.js";
 import { createToolResultCollapse } from "./tool-result-collapse.js";
 import { createToolResultRetention } from "./tool-result-retention.js";
 import { createTruncation } from "./truncation.js";

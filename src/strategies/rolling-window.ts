@@ -2,18 +2,10 @@ import { z } from "zod";
 import type { Group } from "../log/groups.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import { turnIndexOf } from "../log/turns.js";
-import { resolveForLog } from "../plan/resolve-for-log.js";
 import { parseOptions } from "./options.js";
-import { NO_PROPOSAL, type Proposal, type Strategy, type StrategyContext } from "./strategy.js";
-import {
-  dropGroupsAction,
-  hysteresisCut,
-  triggerFires,
-  type WindowTrigger,
-  windowedGroups,
-  windowThresholdSchema,
-  windowTriggerSchema,
-} from "./window-trigger.js";
+import type { Strategy } from "./strategy.js";
+import { createWindowStrategy } from "./window-strategy.js";
+import { hysteresisCut, windowThresholdSchema, windowTriggerSchema } from "./window-trigger.js";
 
 /** JSON-shaped options of {@link createRollingWindow}. */
 export const rollingWindowOptionsSchema = z.strictObject({
@@ -28,13 +20,6 @@ export const rollingWindowOptionsSchema = z.strictObject({
 /** Options of {@link createRollingWindow}. */
 export type RollingWindowOptions = z.input<typeof rollingWindowOptionsSchema>;
 
-interface Settings {
-  readonly name: string;
-  readonly keepTurns: number;
-  readonly threshold: number;
-  readonly trigger: WindowTrigger | undefined;
-}
-
 /**
  * The turn each group belongs to for the window: the turn of its LAST message. A call made in one turn whose
  * result arrived in a later one therefore stays as long as that later turn does (a group goes whole or not at
@@ -42,26 +27,6 @@ interface Settings {
  */
 function turnsOf(log: ThreadLog, groups: ReadonlyArray<Group>): number[] {
   return groups.map((g) => turnIndexOf(log.turns, g.seqs[g.seqs.length - 1]!));
-}
-
-function propose(ctx: StrategyContext, s: Settings): Proposal {
-  const resolution = resolveForLog(ctx.plan, ctx.log);
-  if (!triggerFires(s.trigger, ctx, resolution)) return NO_PROPOSAL;
-  const window = windowedGroups(ctx.log, resolution, { keepSystem: true, keepLastUser: false });
-  const turnOfGroup = turnsOf(ctx.log, window);
-  const turns = [...new Set(turnOfGroup)].sort((a, b) => a - b);
-  const cut = hysteresisCut(turns.length, s.keepTurns, s.threshold);
-  if (cut === 0) return NO_PROPOSAL;
-  const firstKept = turns[cut]!;
-  const dropped = window.filter((_, i) => turnOfGroup[i]! < firstKept);
-  const action = dropGroupsAction(
-    ctx.log,
-    dropped,
-    s.name,
-    `rolling window: older than the last ${s.keepTurns} turns`,
-    `${cut} turn(s) dropped (${dropped.length} groups): ${turns.length} turns in the window, more than ${s.keepTurns} + ${s.threshold}; kept the newest ${s.keepTurns}`,
-  );
-  return { actions: [action] };
 }
 
 /**
@@ -76,11 +41,23 @@ function propose(ctx: StrategyContext, s: Settings): Proposal {
  */
 export function createRollingWindow(options: RollingWindowOptions): Strategy {
   const o = parseOptions(rollingWindowOptionsSchema, options, "rollingWindow");
-  const settings: Settings = {
+  const { keepTurns, threshold = 0 } = o;
+  return createWindowStrategy({
     name: o.name ?? "rollingWindow",
-    keepTurns: o.keepTurns,
-    threshold: o.threshold ?? 0,
     trigger: o.trigger,
-  };
-  return { name: settings.name, cost: "free", kinds: ["drop"], propose: (ctx) => propose(ctx, settings) };
+    scope: { keepSystem: true, keepLastUser: false },
+    cut: (window, log) => {
+      const turnOfGroup = turnsOf(log, window);
+      const turns = [...new Set(turnOfGroup)].sort((a, b) => a - b);
+      const cut = hysteresisCut(turns.length, keepTurns, threshold);
+      if (cut === 0) return undefined;
+      const firstKept = turns[cut]!;
+      const dropped = window.filter((_, i) => turnOfGroup[i]! < firstKept);
+      return {
+        dropped,
+        recordReason: `rolling window: older than the last ${keepTurns} turns`,
+        reason: `${cut} turn(s) dropped (${dropped.length} groups): ${turns.length} turns in the window, more than ${keepTurns} + ${threshold}; kept the newest ${keepTurns}`,
+      };
+    },
+  });
 }

@@ -3,59 +3,32 @@ import { describe, expect, it } from "vitest";
 import { arbitraryLogAndPlan, fcParams } from "../../test/support/arbitrary-log.js";
 import { call, records, result, text, validationError } from "../../test/support/builders.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";
-import { runStrategy } from "../../test/support/strategy-context.js";
-import { listTrajectories, trajectoriesAvailable } from "../../test/support/trajectories.js";
-import { importTranscript, parseTranscript } from "../log/import-jsonl.js";
+import {
+  chatTurn,
+  checkedStep,
+  checkWindowRun,
+  describeTrajectories,
+  keptIds,
+  replayTrajectory,
+} from "../../test/support/strategy-fixtures.js";
+import { importTranscript } from "../log/import-jsonl.js";
 import type { MessageInput } from "../log/message.js";
 import { ThreadLog } from "../log/thread-log.js";
-import { type CompactionPlan, createPlan, emptyPlan, type PlanAction } from "../plan/compaction-plan.js";
-import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
-import { validatePlan } from "../plan/validate-plan.js";
-import { toProviderRequest, validateProviderRequest } from "../render/provider-rules.js";
+import { createPlan, emptyPlan, type PlanAction } from "../plan/compaction-plan.js";
 import { renderPrompt } from "../render/render-prompt.js";
 import {
   createSlidingWindow,
   type SlidingWindowOptions,
   slidingWindowOptionsSchema,
 } from "./sliding-window.js";
-import type { Strategy } from "./strategy.js";
 import { lastUserGroup } from "./window-trigger.js";
 
 const counter = simpleCounter();
 
-/** Turn k: user `uk`, a tool-call group `ak`+`tk`, an answer `rk` (three groups). */
-function turn(k: number): MessageInput[] {
-  return [
-    { id: `u${k}`, role: "user", parts: [text(`question ${k}`)] },
-    { id: `a${k}`, role: "assistant", parts: [call(`c${k}`)] },
-    { id: `t${k}`, role: "tool", parts: [result(`c${k}`, `output ${k}`)] },
-    { id: `r${k}`, role: "assistant", parts: [text(`answer ${k}`)] },
-  ];
-}
-
 function chat(turns: number): ThreadLog {
   const inputs: MessageInput[] = [{ id: "sys", role: "system", parts: [text("be brief")] }];
-  for (let k = 1; k <= turns; k++) inputs.push(...turn(k));
+  for (let k = 1; k <= turns; k++) inputs.push(...chatTurn(k));
   return ThreadLog.from("t", inputs);
-}
-
-/** Runs the strategy, checks the extended plan validates and renders, and returns it. */
-async function step(
-  strategy: Strategy,
-  log: ThreadLog,
-  plan = emptyPlan(log.threadId),
-  contextWindow?: number,
-) {
-  const run = await runStrategy(strategy, log, plan, contextWindow === undefined ? {} : { contextWindow });
-  expect(validatePlan(run.plan, log)).toEqual([]);
-  renderPrompt(log, run.plan, { counter });
-  return run;
-}
-
-/** Ids of the messages the plan does not drop. */
-function kept(log: ThreadLog, plan: CompactionPlan): string[] {
-  const resolution = resolveForLog(plan, log);
-  return log.messages.filter((m) => decisionAt(resolution, m.seq)?.kind !== "drop").map((m) => m.id);
 }
 
 describe("createSlidingWindow options", () => {
@@ -95,22 +68,22 @@ describe("createSlidingWindow options", () => {
 describe("createSlidingWindow", () => {
   it("keeps the newest groups, the system prompt and the latest user message, in one drop action", async () => {
     const log = chat(4);
-    const { proposal, plan } = await step(createSlidingWindow({ keepGroups: 5 }), log);
+    const { proposal, plan } = await checkedStep(createSlidingWindow({ keepGroups: 5 }), log);
     expect(proposal.actions).toHaveLength(1);
     expect(proposal.actions[0]!.span).toEqual(["u1", "a1", "t1", "r1", "u2", "a2", "t2", "r2"]);
-    expect(kept(log, plan)).toEqual(["sys", "u3", "a3", "t3", "r3", "u4", "a4", "t4", "r4"]);
+    expect(keptIds(log, plan)).toEqual(["sys", "u3", "a3", "t3", "r3", "u4", "a4", "t4", "r4"]);
   });
 
   it("changes nothing when the window is not full, and nothing new on its own output", async () => {
     const log = chat(2);
     const empty = emptyPlan(log.threadId);
-    const quiet = await step(createSlidingWindow({ keepGroups: 5 }), log, empty);
+    const quiet = await checkedStep(createSlidingWindow({ keepGroups: 5 }), log, empty);
     expect(quiet.proposal).toEqual({ actions: [] });
     expect(quiet.plan).toBe(empty);
     const strategy = createSlidingWindow({ keepGroups: 1 });
-    const first = await step(strategy, log);
+    const first = await checkedStep(strategy, log);
     expect(first.proposal.actions).toHaveLength(1);
-    const again = await step(strategy, log, first.plan);
+    const again = await checkedStep(strategy, log, first.plan);
     expect(again.proposal).toEqual({ actions: [] });
     expect(again.plan).toBe(first.plan);
   });
@@ -125,11 +98,11 @@ describe("createSlidingWindow", () => {
     const fired: number[] = [];
     for (let n = 1; n <= 13; n++) {
       log = log.append([{ id: `x${n}`, role: "assistant", parts: [text(`note ${n}`)] }]);
-      const run = await step(strategy, log, plan);
+      const run = await checkedStep(strategy, log, plan);
       if (run.proposal.actions.length > 0) {
         fired.push(n);
         // Cut back to exactly the target: the newest three notes stay.
-        expect(kept(log, run.plan)).toEqual(["sys", "u", `x${n - 2}`, `x${n - 1}`, `x${n}`]);
+        expect(keptIds(log, run.plan)).toEqual(["sys", "u", `x${n - 2}`, `x${n - 1}`, `x${n}`]);
       }
       plan = run.plan;
     }
@@ -143,7 +116,7 @@ describe("createSlidingWindow", () => {
     const fired: number[] = [];
     for (let n = 1; n <= 5; n++) {
       log = log.append([{ id: `x${n}`, role: "assistant", parts: [text(`note ${n}`)] }]);
-      const run = await step(strategy, log, plan);
+      const run = await checkedStep(strategy, log, plan);
       if (run.proposal.actions.length > 0) fired.push(n);
       plan = run.plan;
     }
@@ -154,8 +127,8 @@ describe("createSlidingWindow", () => {
     const log = chat(3);
     const tokens = renderPrompt(log, emptyPlan("t"), { counter }).tokenCount;
     const byUsage = createSlidingWindow({ keepGroups: 2, trigger: { usage: 0.5 } });
-    expect((await step(byUsage, log, undefined, tokens * 2)).proposal.actions).toHaveLength(0);
-    expect((await step(byUsage, log, undefined, tokens * 2 - 1)).proposal.actions).toHaveLength(1);
+    expect((await checkedStep(byUsage, log, undefined, tokens * 2)).proposal.actions).toHaveLength(0);
+    expect((await checkedStep(byUsage, log, undefined, tokens * 2 - 1)).proposal.actions).toHaveLength(1);
     // 13 messages, 10 groups, 3 turns (the system prompt joins turn 0)
     for (const [trigger, fires] of [
       [{ messages: 13 }, false],
@@ -165,7 +138,7 @@ describe("createSlidingWindow", () => {
       [{ turns: 3 }, false],
       [{ turns: 2 }, true],
     ] as const) {
-      const run = await step(createSlidingWindow({ keepGroups: 2, trigger }), log);
+      const run = await checkedStep(createSlidingWindow({ keepGroups: 2, trigger }), log);
       expect(run.proposal.actions.length > 0, JSON.stringify(trigger)).toBe(fires);
     }
   });
@@ -179,10 +152,10 @@ describe("createSlidingWindow", () => {
       { id: "r1", role: "assistant", parts: [text("a")] },
       { id: "u2", role: "user", parts: [text("q2")] },
     ]);
-    const keep = await step(createSlidingWindow({ keepGroups: 1 }), log);
-    expect(kept(log, keep.plan)).toEqual(["sys", "pin", "mid", "r1", "u2"]);
-    const loose = await step(createSlidingWindow({ keepGroups: 1, keepSystem: false }), log);
-    expect(kept(log, loose.plan)).toEqual(["pin", "r1", "u2"]);
+    const keep = await checkedStep(createSlidingWindow({ keepGroups: 1 }), log);
+    expect(keptIds(log, keep.plan)).toEqual(["sys", "pin", "mid", "r1", "u2"]);
+    const loose = await checkedStep(createSlidingWindow({ keepGroups: 1, keepSystem: false }), log);
+    expect(keptIds(log, loose.plan)).toEqual(["pin", "r1", "u2"]);
   });
 
   it("never drops pinned messages or pending calls, and they do not count against keepGroups", async () => {
@@ -193,8 +166,8 @@ describe("createSlidingWindow", () => {
       { id: "r2", role: "assistant", parts: [text("still waiting")] },
       { id: "r3", role: "assistant", parts: [text("done waiting")] },
     ]);
-    const { plan } = await step(createSlidingWindow({ keepGroups: 1 }), log);
-    expect(kept(log, plan)).toEqual(["u1", "a1", "r3"]);
+    const { plan } = await checkedStep(createSlidingWindow({ keepGroups: 1 }), log);
+    expect(keptIds(log, plan)).toEqual(["u1", "a1", "r3"]);
   });
 
   it("drops tool-call groups whole: reasoning, parallel calls, late results, reused call ids", async () => {
@@ -217,10 +190,10 @@ describe("createSlidingWindow", () => {
       { id: "r", role: "assistant", parts: [text("ok")] },
       { id: "u2", role: "user", parts: [text("next")] },
     ]);
-    const { proposal, plan } = await step(createSlidingWindow({ keepGroups: 2 }), log);
+    const { proposal, plan } = await checkedStep(createSlidingWindow({ keepGroups: 2 }), log);
     // a1 and a2 are fused by t2 (one group); a3+t3 and r are the two kept.
     expect(proposal.actions[0]!.span).toEqual(["u1", "a1", "t1", "a2", "t2"]);
-    expect(kept(log, plan)).toEqual(["a3", "t3", "r", "u2"]);
+    expect(keptIds(log, plan)).toEqual(["a3", "t3", "r", "u2"]);
   });
 
   it("drops cleared groups, keeps summarized and externalized ones out of the count, keeps earlier drops", async () => {
@@ -232,10 +205,10 @@ describe("createSlidingWindow", () => {
       { kind: "drop", span: ["u1"], record: records.drop, strategy: "x", reason: "" },
     ];
     const plan = createPlan({ threadId: "t", version: 1, basedOnSeq: log.length, actions });
-    const run = await step(createSlidingWindow({ keepGroups: 2 }), log, plan);
+    const run = await checkedStep(createSlidingWindow({ keepGroups: 2 }), log, plan);
     // Counted: a1+t1 (cleared), r1, a3+t3, r3; u3 is the latest user message.
     expect(run.proposal.actions[0]!.span).toEqual(["a1", "t1", "r1"]);
-    expect(kept(log, run.plan)).toEqual(["sys", "u2", "a2", "t2", "r2", "u3", "a3", "t3", "r3"]);
+    expect(keptIds(log, run.plan)).toEqual(["sys", "u2", "a2", "t2", "r2", "u3", "a3", "t3", "r3"]);
   });
 
   it("property: on random logs and plans the proposal validates, renders no bigger, and leaves the protected alone", async () => {
@@ -246,51 +219,25 @@ describe("createSlidingWindow", () => {
     });
     await fc.assert(
       fc.asyncProperty(arbitraryLogAndPlan(), optionsArb, async ({ log, plan }, options) => {
-        const strategy = createSlidingWindow(options);
-        const before = renderPrompt(log, plan, { counter }).tokenCount;
-        const run = await step(strategy, log, plan);
-        expect(renderPrompt(log, run.plan, { counter }).tokenCount).toBeLessThanOrEqual(before);
-        const was = resolveForLog(plan, log);
-        const now = resolveForLog(run.plan, log);
         const lastUser = lastUserGroup(log);
-        for (const m of log.messages) {
-          const old = decisionAt(was, m.seq)?.kind ?? "include";
-          const next = decisionAt(now, m.seq)?.kind ?? "include";
-          if (old !== "include" && old !== "clear") expect(next).toBe(old);
-          if (next === "drop" && old !== "drop") {
-            const group = log.groupAt(log.groupIndexOf(m.seq));
-            expect(group.pending || group.index === lastUser).toBe(false);
-            expect(group.seqs.some((s) => log.at(s)!.meta.pinned === true)).toBe(false);
-            if (options.keepSystem) expect(group.kind).not.toBe("system");
-          }
-        }
-        expect((await step(strategy, log, run.plan)).proposal).toEqual({ actions: [] });
+        await checkWindowRun(createSlidingWindow(options), log, plan, (group) => {
+          expect(group.index).not.toBe(lastUser);
+          if (options.keepSystem) expect(group.kind).not.toBe("system");
+        });
       }),
       fcParams(200),
     );
   });
 });
 
-describe.skipIf(!trajectoriesAvailable)("createSlidingWindow on the real trajectories", () => {
-  for (const file of listTrajectories()) {
-    it(`${file.name}: turn by turn, every plan validates and the request never grows`, async () => {
-      const strategy = createSlidingWindow({ keepGroups: 6, threshold: 4 });
-      const inputs = parseTranscript(file.text);
-      let log = ThreadLog.empty(file.name);
-      let plan = emptyPlan(log.threadId);
-      for (const input of inputs) {
-        log = log.append([input]);
-        const before = renderPrompt(log, plan, { counter }).tokenCount;
-        plan = (await step(strategy, log, plan)).plan;
-        expect(renderPrompt(log, plan, { counter }).tokenCount).toBeLessThanOrEqual(before);
-      }
-      expect(log.length).toBe(importTranscript(ThreadLog.empty("x"), file.text).length);
-      const prompt = renderPrompt(log, plan, { counter });
-      for (const format of ["openai", "responses", "anthropic"] as const) {
-        expect(validateProviderRequest(format, toProviderRequest(format, prompt)), format).toEqual([]);
-      }
-      // A run this long overflows a 6 + 4 group window: the strategy did act.
-      if (log.groupCount > 20) expect(plan.actions.length).toBeGreaterThan(0);
-    });
-  }
-});
+describeTrajectories(
+  "createSlidingWindow on the real trajectories",
+  "turn by turn, every plan validates and the request never grows",
+  async (file) => {
+    const strategy = createSlidingWindow({ keepGroups: 6, threshold: 4 });
+    const { log, plan } = await replayTrajectory(strategy, file);
+    expect(log.length).toBe(importTranscript(ThreadLog.empty("x"), file.text).length);
+    // A run this long overflows a 6 + 4 group window: the strategy did act.
+    if (log.groupCount > 20) expect(plan.actions.length).toBeGreaterThan(0);
+  },
+);

@@ -1,16 +1,8 @@
 import { z } from "zod";
-import { resolveForLog } from "../plan/resolve-for-log.js";
 import { parseOptions } from "./options.js";
-import { NO_PROPOSAL, type Proposal, type Strategy, type StrategyContext } from "./strategy.js";
-import {
-  dropGroupsAction,
-  hysteresisCut,
-  triggerFires,
-  type WindowTrigger,
-  windowedGroups,
-  windowThresholdSchema,
-  windowTriggerSchema,
-} from "./window-trigger.js";
+import type { Strategy } from "./strategy.js";
+import { createWindowStrategy } from "./window-strategy.js";
+import { hysteresisCut, windowThresholdSchema, windowTriggerSchema } from "./window-trigger.js";
 
 /** JSON-shaped options of {@link createSlidingWindow}. */
 export const slidingWindowOptionsSchema = z.strictObject({
@@ -27,31 +19,6 @@ export const slidingWindowOptionsSchema = z.strictObject({
 /** Options of {@link createSlidingWindow}. */
 export type SlidingWindowOptions = z.input<typeof slidingWindowOptionsSchema>;
 
-interface Settings {
-  readonly name: string;
-  readonly keepGroups: number;
-  readonly threshold: number;
-  readonly keepSystem: boolean;
-  readonly trigger: WindowTrigger | undefined;
-}
-
-function propose(ctx: StrategyContext, s: Settings): Proposal {
-  const resolution = resolveForLog(ctx.plan, ctx.log);
-  if (!triggerFires(s.trigger, ctx, resolution)) return NO_PROPOSAL;
-  const window = windowedGroups(ctx.log, resolution, { keepSystem: s.keepSystem, keepLastUser: true });
-  const cut = hysteresisCut(window.length, s.keepGroups, s.threshold);
-  if (cut === 0) return NO_PROPOSAL;
-  const dropped = window.slice(0, cut);
-  const action = dropGroupsAction(
-    ctx.log,
-    dropped,
-    s.name,
-    `sliding window: older than the last ${s.keepGroups} groups`,
-    `${cut} group(s) dropped: ${window.length} groups in the window, more than ${s.keepGroups} + ${s.threshold}; kept the newest ${s.keepGroups}`,
-  );
-  return { actions: [action] };
-}
-
 /**
  * A sliding window over groups: keeps the newest `keepGroups` groups and drops the older ones in one drop
  * action, whole groups only. System prompts (unless `keepSystem` is false), pinned messages, pending calls and
@@ -64,12 +31,18 @@ function propose(ctx: StrategyContext, s: Settings): Proposal {
  */
 export function createSlidingWindow(options: SlidingWindowOptions): Strategy {
   const o = parseOptions(slidingWindowOptionsSchema, options, "slidingWindow");
-  const settings: Settings = {
+  const { keepGroups, threshold = 0 } = o;
+  return createWindowStrategy({
     name: o.name ?? "slidingWindow",
-    keepGroups: o.keepGroups,
-    threshold: o.threshold ?? 0,
-    keepSystem: o.keepSystem ?? true,
     trigger: o.trigger,
-  };
-  return { name: settings.name, cost: "free", kinds: ["drop"], propose: (ctx) => propose(ctx, settings) };
+    scope: { keepSystem: o.keepSystem ?? true, keepLastUser: true },
+    cut: (window) => {
+      const cut = hysteresisCut(window.length, keepGroups, threshold);
+      return {
+        dropped: window.slice(0, cut),
+        recordReason: `sliding window: older than the last ${keepGroups} groups`,
+        reason: `${cut} group(s) dropped: ${window.length} groups in the window, more than ${keepGroups} + ${threshold}; kept the newest ${keepGroups}`,
+      };
+    },
+  });
 }

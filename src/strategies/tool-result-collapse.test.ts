@@ -5,16 +5,19 @@ import { arbitraryBatches, fcParams } from "../../test/support/arbitrary-log.js"
 import { call, result, text, validationError } from "../../test/support/builders.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";
 import { runStrategy } from "../../test/support/strategy-context.js";
-import { listTrajectories, trajectoriesAvailable } from "../../test/support/trajectories.js";
-import { importTranscript } from "../log/import-jsonl.js";
-import type { MessageInput, MessageMeta, Part } from "../log/message.js";
+import {
+  answers,
+  asks,
+  describeProposalsOnTrajectories,
+  replayBatches,
+  user,
+} from "../../test/support/strategy-fixtures.js";
+import type { MessageInput } from "../log/message.js";
 import { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, emptyPlan, extendPlan } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
 import { validatePlan } from "../plan/validate-plan.js";
 import { renderPrompt } from "../render/render-prompt.js";
-import { createTokenizer } from "../tokens/create-tokenizer.js";
-import { createMessageCounter } from "../tokens/message-counter.js";
 import type { Proposal } from "./strategy.js";
 import {
   clipText,
@@ -30,19 +33,6 @@ import {
 
 const counter = simpleCounter();
 const pad = "\n" + "detail ".repeat(60);
-const user = (id: string): MessageInput => ({ id, role: "user", parts: [text(`ask ${id}`)] });
-const asks = (id: string, parts: Part[], meta?: MessageMeta): MessageInput => ({
-  id,
-  role: "assistant",
-  parts,
-  ...(meta ? { meta } : {}),
-});
-const answers = (id: string, parts: Part[], meta?: MessageMeta): MessageInput => ({
-  id,
-  role: "tool",
-  parts,
-  ...(meta ? { meta } : {}),
-});
 /** One call of `tool` answered by one tool message: ids `a<n>` and `r<n>`. */
 const step = (
   n: number,
@@ -266,41 +256,27 @@ describe("on random logs", () => {
     );
     await fc.assert(
       fc.asyncProperty(arbitraryBatches(), options, async (batches, o) => {
-        let log = ThreadLog.empty("t");
-        let plan = emptyPlan("t");
-        for (const batch of batches) {
-          log = log.append(batch);
-          const next = await run(o, log, plan);
-          const resolution = resolveForLog(next.plan, log);
-          for (const group of log.groups) {
-            const touched = group.seqs.filter((seq) => decisionAt(resolution, seq) !== undefined);
-            if (touched.length === 0) continue;
-            expect(touched).toEqual(group.seqs);
-            expect(group.kind).toBe("tool_call");
-            expect(group.pending).toBe(false);
-            expect(group.seqs.some((seq) => log.at(seq)!.meta.pinned === true)).toBe(false);
-          }
-          expect((await run(o, log, next.plan)).proposal.actions).toEqual([]);
-          plan = next.plan;
-        }
+        await replayBatches(
+          batches,
+          (log, plan) => run(o, log, plan),
+          (log, plan) => {
+            const resolution = resolveForLog(plan, log);
+            for (const group of log.groups) {
+              const touched = group.seqs.filter((seq) => decisionAt(resolution, seq) !== undefined);
+              if (touched.length === 0) continue;
+              expect(touched).toEqual(group.seqs);
+              expect(group.kind).toBe("tool_call");
+              expect(group.pending).toBe(false);
+              expect(group.seqs.some((seq) => log.at(seq)!.meta.pinned === true)).toBe(false);
+            }
+          },
+        );
       }),
       fcParams(150),
     );
   });
 });
 
-describe.skipIf(!trajectoriesAvailable)("on every real trajectory", () => {
-  const bpe = createMessageCounter(createTokenizer({ model: "gpt-4o" }), "openai");
-  for (const file of listTrajectories()) {
-    it(`${file.name}: proposals validate and never grow the rendered request`, async () => {
-      const log = importTranscript(ThreadLog.empty(file.name), file.text);
-      const empty = emptyPlan(log.threadId);
-      const before = renderPrompt(log, empty, { counter: bpe }).tokenCount;
-      for (const options of [{}, { keepGroups: 1, maxLineChars: 80 }]) {
-        const { plan } = await runStrategy(createToolResultCollapse(options), log, empty, { counter: bpe });
-        expect(validatePlan(plan, log)).toEqual([]);
-        expect(renderPrompt(log, plan, { counter: bpe }).tokenCount).toBeLessThanOrEqual(before);
-      }
-    });
-  }
-});
+describeProposalsOnTrajectories(() =>
+  [{}, { keepGroups: 1, maxLineChars: 80 }].map((options) => createToolResultCollapse(options)),
+);

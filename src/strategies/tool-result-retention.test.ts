@@ -5,16 +5,19 @@ import { arbitraryBatches, fcParams } from "../../test/support/arbitrary-log.js"
 import { call, result, text, validationError } from "../../test/support/builders.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";
 import { runStrategy } from "../../test/support/strategy-context.js";
-import { listTrajectories, trajectoriesAvailable } from "../../test/support/trajectories.js";
-import { importTranscript } from "../log/import-jsonl.js";
-import type { MessageInput, MessageMeta, Part } from "../log/message.js";
+import {
+  answers,
+  asks,
+  describeProposalsOnTrajectories,
+  replayBatches,
+  user,
+} from "../../test/support/strategy-fixtures.js";
+import type { MessageInput, MessageMeta } from "../log/message.js";
 import { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, emptyPlan, extendPlan } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
 import { validatePlan } from "../plan/validate-plan.js";
 import { renderPrompt } from "../render/render-prompt.js";
-import { createTokenizer } from "../tokens/create-tokenizer.js";
-import { createMessageCounter } from "../tokens/message-counter.js";
 import type { Proposal } from "./strategy.js";
 import {
   createToolResultRetention,
@@ -29,24 +32,6 @@ import {
 const counter = simpleCounter();
 
 const body = (tag: string, n = 400): string => `${tag}\n${"x".repeat(n)}`;
-const user = (id: string, meta?: MessageMeta): MessageInput => ({
-  id,
-  role: "user",
-  parts: [text(`ask ${id}`)],
-  ...(meta ? { meta } : {}),
-});
-const asks = (id: string, parts: Part[], meta?: MessageMeta): MessageInput => ({
-  id,
-  role: "assistant",
-  parts,
-  ...(meta ? { meta } : {}),
-});
-const answers = (id: string, parts: Part[], meta?: MessageMeta): MessageInput => ({
-  id,
-  role: "tool",
-  parts,
-  ...(meta ? { meta } : {}),
-});
 /** One call of `tool` answered by one tool message: ids `a<n>` (call message) and `r<n>` (result message). */
 const step = (n: number, tool = "search", content = body(`out ${n}`)): MessageInput[] => [
   asks(`a${n}`, [call(`c${n}`, `{"q":${n}}`, tool)]),
@@ -384,40 +369,25 @@ describe("on random logs", () => {
   it("turn by turn: proposals validate, never touch system/pending/pinned messages, and are stable", async () => {
     await fc.assert(
       fc.asyncProperty(arbitraryBatches(), fc.constantFrom(...optionSets), async (batches, options) => {
-        let log = ThreadLog.empty("t");
-        let plan = emptyPlan("t");
-        for (const batch of batches) {
-          log = log.append(batch);
-          const next = await run(options, log, plan);
-          const pendingSeqs = new Set([...log.pendingCalls.values()].map((c) => c.seq));
-          for (const seq of touchedSeqs(log, next.plan)) {
-            const group = log.groupAt(log.groupIndexOf(seq));
-            expect(group.kind).toBe("tool_call");
-            expect(group.pending).toBe(false);
-            expect(group.seqs.some((s) => log.at(s)!.meta.pinned === true || pendingSeqs.has(s))).toBe(false);
-          }
-          expect((await run(options, log, next.plan)).proposal.actions).toEqual([]);
-          plan = next.plan;
-        }
+        await replayBatches(
+          batches,
+          (log, plan) => run(options, log, plan),
+          (log, plan) => {
+            const pendingSeqs = new Set([...log.pendingCalls.values()].map((c) => c.seq));
+            for (const seq of touchedSeqs(log, plan)) {
+              const group = log.groupAt(log.groupIndexOf(seq));
+              expect(group.kind).toBe("tool_call");
+              expect(group.pending).toBe(false);
+              expect(group.seqs.some((s) => log.at(s)!.meta.pinned === true || pendingSeqs.has(s))).toBe(
+                false,
+              );
+            }
+          },
+        );
       }),
       fcParams(150),
     );
   });
 });
 
-describe.skipIf(!trajectoriesAvailable)("on every real trajectory", () => {
-  const bpe = createMessageCounter(createTokenizer({ model: "gpt-4o" }), "openai");
-  for (const file of listTrajectories()) {
-    it(`${file.name}: proposals validate and never grow the rendered request`, async () => {
-      const log = importTranscript(ThreadLog.empty(file.name), file.text);
-      const before = renderPrompt(log, emptyPlan(log.threadId), { counter: bpe }).tokenCount;
-      for (const options of optionSets) {
-        const { plan } = await runStrategy(createToolResultRetention(options), log, emptyPlan(log.threadId), {
-          counter: bpe,
-        });
-        expect(validatePlan(plan, log)).toEqual([]);
-        expect(renderPrompt(log, plan, { counter: bpe }).tokenCount).toBeLessThanOrEqual(before);
-      }
-    });
-  }
-});
+describeProposalsOnTrajectories(() => optionSets.map((options) => createToolResultRetention(options)));

@@ -3,16 +3,17 @@ import { describe, expect, it } from "vitest";
 import { arbitraryLogAndPlan, fcParams } from "../../test/support/arbitrary-log.js";
 import { call, records, result, text, validationError } from "../../test/support/builders.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";
-import { runStrategy } from "../../test/support/strategy-context.js";
-import { listTrajectories, trajectoriesAvailable } from "../../test/support/trajectories.js";
-import { importTranscript, parseTranscript } from "../log/import-jsonl.js";
+import {
+  checkedStep,
+  checkWindowRun,
+  describeTrajectories,
+  keptIds,
+  replayTrajectory,
+} from "../../test/support/strategy-fixtures.js";
+import { importTranscript } from "../log/import-jsonl.js";
 import { ThreadLog } from "../log/thread-log.js";
-import { type CompactionPlan, createPlan, emptyPlan } from "../plan/compaction-plan.js";
-import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
-import { validatePlan } from "../plan/validate-plan.js";
-import { toProviderRequest, validateProviderRequest } from "../render/provider-rules.js";
+import { createPlan, emptyPlan } from "../plan/compaction-plan.js";
 import { renderPrompt } from "../render/render-prompt.js";
-import type { Strategy } from "./strategy.js";
 import { createTruncation, type TruncationOptions, truncationOptionsSchema } from "./truncation.js";
 import { lastUserGroup } from "./window-trigger.js";
 
@@ -33,23 +34,6 @@ function extend(log: ThreadLog, i: number): ThreadLog {
     { id: `a${i}`, role: "assistant", parts: [text(`step ${i}`), call(`c${i}`, `{"i":${i}}`)] },
     { id: `t${i}`, role: "tool", parts: [result(`c${i}`, `result ${i} `.repeat(20))] },
   ]);
-}
-
-async function step(
-  strategy: Strategy,
-  log: ThreadLog,
-  plan = emptyPlan(log.threadId),
-  contextWindow?: number,
-) {
-  const run = await runStrategy(strategy, log, plan, contextWindow === undefined ? {} : { contextWindow });
-  expect(validatePlan(run.plan, log)).toEqual([]);
-  renderPrompt(log, run.plan, { counter });
-  return run;
-}
-
-function kept(log: ThreadLog, plan: CompactionPlan): string[] {
-  const resolution = resolveForLog(plan, log);
-  return log.messages.filter((m) => decisionAt(resolution, m.seq)?.kind !== "drop").map((m) => m.id);
 }
 
 describe("createTruncation options", () => {
@@ -84,16 +68,16 @@ describe("createTruncation", () => {
   it("keeps the first and the last groups and drops the middle in one action", async () => {
     const log = agentRun(6);
     // The task counts as the first group (and, being the latest user message, is never dropped).
-    const { proposal, plan } = await step(createTruncation({ keepFirst: 2, keepLast: 2 }), log);
+    const { proposal, plan } = await checkedStep(createTruncation({ keepFirst: 2, keepLast: 2 }), log);
     expect(proposal.actions).toHaveLength(1);
     expect(proposal.actions[0]!.span).toEqual(["a2", "t2", "a3", "t3", "a4", "t4"]);
-    expect(kept(log, plan)).toEqual(["sys", "task", "a1", "t1", "a5", "t5", "a6", "t6"]);
+    expect(keptIds(log, plan)).toEqual(["sys", "task", "a1", "t1", "a5", "t5", "a6", "t6"]);
   });
 
   it("keepFirst 0 keeps only the tail", async () => {
     const log = agentRun(4);
-    const { plan } = await step(createTruncation({ keepFirst: 0, keepLast: 1 }), log);
-    expect(kept(log, plan)).toEqual(["sys", "task", "a4", "t4"]);
+    const { plan } = await checkedStep(createTruncation({ keepFirst: 0, keepLast: 1 }), log);
+    expect(keptIds(log, plan)).toEqual(["sys", "task", "a4", "t4"]);
   });
 
   it("keeps the same head from cut to cut (a stable prefix) and waits for the threshold in between", async () => {
@@ -103,10 +87,10 @@ describe("createTruncation", () => {
     const fired: number[] = [];
     for (let i = 1; i <= 14; i++) {
       log = extend(log, i);
-      const run = await step(strategy, log, plan);
+      const run = await checkedStep(strategy, log, plan);
       if (run.proposal.actions.length > 0) {
         fired.push(i);
-        expect(kept(log, run.plan)).toEqual([
+        expect(keptIds(log, run.plan)).toEqual([
           "sys",
           "task",
           "a1",
@@ -126,9 +110,11 @@ describe("createTruncation", () => {
     const log = agentRun(5);
     const tokens = renderPrompt(log, emptyPlan("t"), { counter }).tokenCount;
     const strategy = createTruncation({ keepFirst: 1, keepLast: 1, trigger: { usage: 0.8 } });
-    expect((await step(strategy, log, undefined, Math.ceil(tokens / 0.8))).proposal).toEqual({ actions: [] });
-    const { plan } = await step(strategy, log, undefined, Math.floor(tokens / 0.8) - 1);
-    expect(kept(log, plan)).toEqual(["sys", "task", "a5", "t5"]);
+    expect((await checkedStep(strategy, log, undefined, Math.ceil(tokens / 0.8))).proposal).toEqual({
+      actions: [],
+    });
+    const { plan } = await checkedStep(strategy, log, undefined, Math.floor(tokens / 0.8) - 1);
+    expect(keptIds(log, plan)).toEqual(["sys", "task", "a5", "t5"]);
   });
 
   it("never drops system, pinned or pending groups nor the latest user message, and they do not count", async () => {
@@ -142,8 +128,8 @@ describe("createTruncation", () => {
       { id: "u2", role: "user", parts: [text("now")] },
       { id: "r3", role: "assistant", parts: [text("c")] },
     ]);
-    const { plan } = await step(createTruncation({ keepFirst: 1, keepLast: 1 }), log);
-    expect(kept(log, plan)).toEqual(["u1", "pin", "mid", "a3", "u2", "r3"]);
+    const { plan } = await checkedStep(createTruncation({ keepFirst: 1, keepLast: 1 }), log);
+    expect(keptIds(log, plan)).toEqual(["u1", "pin", "mid", "a3", "u2", "r3"]);
   });
 
   it("drops tool-call groups whole (reasoning, parallel calls, reused call ids) and cleared ones too", async () => {
@@ -166,10 +152,14 @@ describe("createTruncation", () => {
       basedOnSeq: log.length,
       actions: [{ kind: "clear", span: ["a2", "t3"], record: records.clear, strategy: "x", reason: "" }],
     });
-    const { proposal, plan } = await step(createTruncation({ keepFirst: 0, keepLast: 1 }), log, cleared);
+    const { proposal, plan } = await checkedStep(
+      createTruncation({ keepFirst: 0, keepLast: 1 }),
+      log,
+      cleared,
+    );
     expect(proposal.actions[0]!.span).toEqual(["a1", "t1", "t2", "a2", "t3"]);
-    expect(kept(log, plan)).toEqual(["u", "r"]);
-    expect((await step(createTruncation({ keepFirst: 0, keepLast: 1 }), log, plan)).proposal).toEqual({
+    expect(keptIds(log, plan)).toEqual(["u", "r"]);
+    expect((await checkedStep(createTruncation({ keepFirst: 0, keepLast: 1 }), log, plan)).proposal).toEqual({
       actions: [],
     });
   });
@@ -182,51 +172,27 @@ describe("createTruncation", () => {
     });
     await fc.assert(
       fc.asyncProperty(arbitraryLogAndPlan(), optionsArb, async ({ log, plan }, options) => {
-        const strategy = createTruncation(options);
-        const before = renderPrompt(log, plan, { counter }).tokenCount;
-        const run = await step(strategy, log, plan);
-        expect(renderPrompt(log, run.plan, { counter }).tokenCount).toBeLessThanOrEqual(before);
-        const was = resolveForLog(plan, log);
-        const now = resolveForLog(run.plan, log);
         const lastUser = lastUserGroup(log);
-        for (const m of log.messages) {
-          const old = decisionAt(was, m.seq)?.kind ?? "include";
-          const next = decisionAt(now, m.seq)?.kind ?? "include";
-          if (old !== "include" && old !== "clear") expect(next).toBe(old);
-          if (next === "drop" && old !== "drop") {
-            const group = log.groupAt(log.groupIndexOf(m.seq));
-            expect(group.pending || group.kind === "system" || group.index === lastUser).toBe(false);
-            expect(group.seqs.some((s) => log.at(s)!.meta.pinned === true)).toBe(false);
-          }
-        }
-        expect((await step(strategy, log, run.plan)).proposal).toEqual({ actions: [] });
+        await checkWindowRun(createTruncation(options), log, plan, (group) => {
+          expect(group.kind).not.toBe("system");
+          expect(group.index).not.toBe(lastUser);
+        });
       }),
       fcParams(200),
     );
   });
 });
 
-describe.skipIf(!trajectoriesAvailable)("createTruncation on the real trajectories", () => {
-  for (const file of listTrajectories()) {
-    it(`${file.name}: turn by turn, every plan validates, the head stays and the request never grows`, async () => {
-      const strategy = createTruncation({ keepFirst: 2, keepLast: 6, trigger: { groups: 12 } });
-      let log = ThreadLog.empty(file.name);
-      let plan = emptyPlan(log.threadId);
-      for (const input of parseTranscript(file.text)) {
-        log = log.append([input]);
-        const before = renderPrompt(log, plan, { counter }).tokenCount;
-        plan = (await step(strategy, log, plan)).plan;
-        expect(renderPrompt(log, plan, { counter }).tokenCount).toBeLessThanOrEqual(before);
-      }
-      const prompt = renderPrompt(log, plan, { counter });
-      for (const format of ["openai", "responses", "anthropic"] as const) {
-        expect(validateProviderRequest(format, toProviderRequest(format, prompt)), format).toEqual([]);
-      }
-      const head = log.groups.filter((g) => g.kind !== "system").slice(0, 2);
-      for (const id of head.flatMap((g) => g.messageIds)) expect(kept(log, plan)).toContain(id);
-      // Applied once to the whole run, it gives a valid plan too.
-      const whole = importTranscript(ThreadLog.empty(file.name), file.text);
-      await step(strategy, whole);
-    });
-  }
-});
+describeTrajectories(
+  "createTruncation on the real trajectories",
+  "turn by turn, every plan validates, the head stays and the request never grows",
+  async (file) => {
+    const strategy = createTruncation({ keepFirst: 2, keepLast: 6, trigger: { groups: 12 } });
+    const { log, plan } = await replayTrajectory(strategy, file);
+    const head = log.groups.filter((g) => g.kind !== "system").slice(0, 2);
+    for (const id of head.flatMap((g) => g.messageIds)) expect(keptIds(log, plan)).toContain(id);
+    // Applied once to the whole run, it gives a valid plan too.
+    const whole = importTranscript(ThreadLog.empty(file.name), file.text);
+    await checkedStep(strategy, whole);
+  },
+);

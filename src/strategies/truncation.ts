@@ -1,14 +1,10 @@
 import { z } from "zod";
-import { resolveForLog } from "../plan/resolve-for-log.js";
 import { parseOptions } from "./options.js";
-import { NO_PROPOSAL, type Proposal, type Strategy, type StrategyContext } from "./strategy.js";
+import type { Strategy } from "./strategy.js";
+import { createWindowStrategy } from "./window-strategy.js";
 import {
-  dropGroupsAction,
   hysteresisCut,
   lastUserGroup,
-  triggerFires,
-  type WindowTrigger,
-  windowedGroups,
   windowThresholdSchema,
   windowTriggerSchema,
 } from "./window-trigger.js";
@@ -29,34 +25,6 @@ export const truncationOptionsSchema = z.strictObject({
 /** Options of {@link createTruncation}. */
 export type TruncationOptions = z.input<typeof truncationOptionsSchema>;
 
-interface Settings {
-  readonly name: string;
-  readonly keepFirst: number;
-  readonly keepLast: number;
-  readonly threshold: number;
-  readonly trigger: WindowTrigger | undefined;
-}
-
-function propose(ctx: StrategyContext, s: Settings): Proposal {
-  const resolution = resolveForLog(ctx.plan, ctx.log);
-  if (!triggerFires(s.trigger, ctx, resolution)) return NO_PROPOSAL;
-  // The latest user message counts like any group (so the head is the same before and after the user speaks
-  // again) but is never dropped: it says what the agent is working on.
-  const window = windowedGroups(ctx.log, resolution, { keepSystem: true, keepLastUser: false });
-  const cut = hysteresisCut(window.length, s.keepFirst + s.keepLast, s.threshold);
-  const lastUser = lastUserGroup(ctx.log);
-  const dropped = window.slice(s.keepFirst, s.keepFirst + cut).filter((g) => g.index !== lastUser);
-  if (dropped.length === 0) return NO_PROPOSAL;
-  const action = dropGroupsAction(
-    ctx.log,
-    dropped,
-    s.name,
-    `truncation: between the first ${s.keepFirst} and the last ${s.keepLast} groups`,
-    `${dropped.length} group(s) from the middle dropped: ${window.length} groups in the window, more than ${s.keepFirst} + ${s.keepLast} + ${s.threshold}`,
-  );
-  return { actions: [action] };
-}
-
 /**
  * Truncation: keeps the oldest `keepFirst` and the newest `keepLast` groups and drops the middle in one drop
  * action, whole groups only. The head stays the same from one cut to the next (those groups are never dropped
@@ -69,12 +37,22 @@ function propose(ctx: StrategyContext, s: Settings): Proposal {
  */
 export function createTruncation(options: TruncationOptions): Strategy {
   const o = parseOptions(truncationOptionsSchema, options, "truncation");
-  const settings: Settings = {
+  const { keepFirst, keepLast, threshold = 0 } = o;
+  return createWindowStrategy({
     name: o.name ?? "truncation",
-    keepFirst: o.keepFirst,
-    keepLast: o.keepLast,
-    threshold: o.threshold ?? 0,
     trigger: o.trigger,
-  };
-  return { name: settings.name, cost: "free", kinds: ["drop"], propose: (ctx) => propose(ctx, settings) };
+    // The latest user message counts like any group (so the head is the same before and after the user speaks
+    // again) but is never dropped: it says what the agent is working on.
+    scope: { keepSystem: true, keepLastUser: false },
+    cut: (window, log) => {
+      const cut = hysteresisCut(window.length, keepFirst + keepLast, threshold);
+      const lastUser = lastUserGroup(log);
+      const dropped = window.slice(keepFirst, keepFirst + cut).filter((g) => g.index !== lastUser);
+      return {
+        dropped,
+        recordReason: `truncation: between the first ${keepFirst} and the last ${keepLast} groups`,
+        reason: `${dropped.length} group(s) from the middle dropped: ${window.length} groups in the window, more than ${keepFirst} + ${keepLast} + ${threshold}`,
+      };
+    },
+  });
 }

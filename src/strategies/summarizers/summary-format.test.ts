@@ -2,19 +2,16 @@ import { describe, expect, it } from "vitest";
 import { SummarizerError } from "../../errors/ledger-error.js";
 import type { MessageInput } from "../../log/message.js";
 import { ThreadLog } from "../../log/thread-log.js";
+import { callWithDeadline, parseSummaryOutput, summaryFromAnswer } from "./model-answer.js";
 import {
-  buildSummaryPrompt,
-  callWithDeadline,
   estimateTokens,
   fitSummary,
   formatSummary,
   mergeSummaries,
-  parseSummaryOutput,
-  renderTranscript,
   SUMMARY_FIELDS,
   shorten,
-  summaryFromAnswer,
 } from "./summary-format.js";
+import { buildSummaryPrompt, renderTranscript } from "./summary-prompt.js";
 
 const messagesOf = (inputs: ReadonlyArray<MessageInput>) => ThreadLog.from("t1", inputs).messages;
 

@@ -1,0 +1,136 @@
+/**
+ * The retention policy of tool results: what one tool's policy says, the options of the retention strategy that
+ * hold policies, the built-in defaults, and the resolution of the policy in force for a tool and durability class.
+ */
+import { z } from "zod";
+import type { Durability } from "../log/message.js";
+
+/**
+ * How long one tool's results stay verbatim. A result expires when any limit says so (older than `keepTurns`
+ * turns, or not among the tool's last `keepLast` results); `null` switches an inherited limit off.
+ */
+export interface ToolPolicy {
+  /** Keep results of the last K turns (1 = the current turn only). */
+  readonly keepTurns?: number | null;
+  /** Keep the last N results of this tool, counted over the whole log. */
+  readonly keepLast?: number | null;
+  /** Results that are durable facts: never expire. */
+  readonly neverEvict?: boolean;
+  /** A tool message (soft) or group (hard) with fewer result characters than this is not worth clearing. */
+  readonly minChars?: number;
+  /** `soft` stubs expired result bodies; `hard` drops whole tool-call groups whose results all expired. */
+  readonly mode?: "soft" | "hard";
+  /** In soft mode, also stub the arguments of a call message once all of its results are cleared. */
+  readonly clearArgs?: boolean;
+}
+
+/** Options of `createToolResultRetention`: JSON-shaped, so a pipeline config file can hold them. */
+export interface ToolResultRetentionOptions {
+  /** Strategy name in plan actions; default `toolResultRetention`. */
+  readonly name?: string;
+  /** Overrides `DEFAULT_TOOL_POLICY` field by field. */
+  readonly default?: ToolPolicy;
+  /** Per tool name (the call's `name`), overriding the default field by field. */
+  readonly tools?: Readonly<Record<string, ToolPolicy>>;
+  /** Per durability class, overriding `DURABILITY_POLICIES` field by field. */
+  readonly durability?: { readonly [D in Durability]?: ToolPolicy };
+}
+
+const limit = z.number().int().positive().nullable().exactOptional();
+
+/** The zod schema of a `ToolPolicy` (unknown keys rejected, limits are positive integers or null). */
+export const toolPolicySchema = z
+  .strictObject({
+    keepTurns: limit,
+    keepLast: limit,
+    neverEvict: z.boolean().exactOptional(),
+    minChars: z.number().int().nonnegative().exactOptional(),
+    mode: z.enum(["soft", "hard"]).exactOptional(),
+    clearArgs: z.boolean().exactOptional(),
+  })
+  .readonly();
+
+/** The zod schema of `ToolResultRetentionOptions`. */
+export const toolResultRetentionOptionsSchema = z
+  .strictObject({
+    name: z.string().trim().min(1).exactOptional(),
+    default: toolPolicySchema.exactOptional(),
+    tools: z.record(z.string().min(1), toolPolicySchema).readonly().exactOptional(),
+    durability: z
+      .strictObject({
+        ephemeral: toolPolicySchema.exactOptional(),
+        anchoring: toolPolicySchema.exactOptional(),
+        replayable: toolPolicySchema.exactOptional(),
+        "non-replayable": toolPolicySchema.exactOptional(),
+      })
+      .readonly()
+      .exactOptional(),
+  })
+  .readonly();
+
+/**
+ * The built-in default: results stay for 3 turns and while among their tool's last 10 (one-turn agent runs with
+ * hundreds of calls only ever trip the count), results under 200 characters are left alone, eviction is soft.
+ */
+export const DEFAULT_TOOL_POLICY: ResolvedToolPolicy = Object.freeze({
+  keepTurns: 3,
+  keepLast: 10,
+  neverEvict: false,
+  minChars: 200,
+  mode: "soft",
+  clearArgs: false,
+});
+
+/**
+ * Built-in durability classes, applied after the tool policy: `anchoring` results never expire; `ephemeral`
+ * ones expire soonest (after their turn, or as soon as the tool returns again); `replayable` results follow the
+ * tool policy; `non-replayable` ones cannot be fetched again, so they are only stubbed, never dropped, and only
+ * age expires them (no count limit).
+ */
+export const DURABILITY_POLICIES: { readonly [D in Durability]: ToolPolicy } = Object.freeze({
+  ephemeral: Object.freeze({ keepTurns: 1, keepLast: 1 }),
+  anchoring: Object.freeze({ neverEvict: true }),
+  replayable: Object.freeze({}),
+  "non-replayable": Object.freeze({ mode: "soft", keepLast: null }),
+});
+
+/** A policy with every field decided; a limit switched off is `Infinity`. */
+export type ResolvedToolPolicy = {
+  readonly [K in keyof ToolPolicy]-?: Exclude<ToolPolicy[K], null | undefined>;
+};
+
+/** The policy in force for a tool name and a durability class (`unknown`: whatever the message meta holds). */
+export type PolicyResolver = (tool: string, durability: unknown) => ResolvedToolPolicy;
+
+function merge(base: ResolvedToolPolicy, over: ToolPolicy | undefined): ResolvedToolPolicy {
+  if (over === undefined) return base;
+  const lim = (v: number | null | undefined, b: number) => (v === undefined ? b : v === null ? Infinity : v);
+  return {
+    keepTurns: lim(over.keepTurns, base.keepTurns),
+    keepLast: lim(over.keepLast, base.keepLast),
+    neverEvict: over.neverEvict ?? base.neverEvict,
+    minChars: over.minChars ?? base.minChars,
+    mode: over.mode ?? base.mode,
+    clearArgs: over.clearArgs ?? base.clearArgs,
+  };
+}
+
+/** Resolves (and memoizes) the policy of a tool name and durability class: default, tool, durability class. */
+export function policyResolver(o: ToolResultRetentionOptions): PolicyResolver {
+  const base = merge(DEFAULT_TOOL_POLICY, o.default);
+  const tools = new Map(Object.entries(o.tools ?? {}));
+  const memo = new Map<string, ResolvedToolPolicy>();
+  return (tool, durability) => {
+    const key = `${tool}\u0000${String(durability)}`;
+    let policy = memo.get(key);
+    if (policy === undefined) {
+      policy = merge(base, tools.get(tool));
+      if (typeof durability === "string" && Object.hasOwn(DURABILITY_POLICIES, durability)) {
+        const d = durability as Durability;
+        policy = merge(merge(policy, DURABILITY_POLICIES[d]), o.durability?.[d]);
+      }
+      memo.set(key, policy);
+    }
+    return policy;
+  };
+}
