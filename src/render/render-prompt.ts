@@ -232,11 +232,6 @@ class RenderContext {
     this.out.push(rendered);
   }
 
-  #decisionOf(id: string): Decision | undefined {
-    const seq = this.log.seqOf(id);
-    return seq === undefined ? undefined : decisionAt(this.resolved, seq);
-  }
-
   #isPendingHere(message: Message, part: ToolCallPart): boolean {
     return this.log.pendingCalls.get(part.callId)?.seq === message.seq;
   }

@@ -180,7 +180,7 @@ describe("createSummarization", () => {
       expect(proposal.actions).toEqual([]);
       expect(plan.version).toBe(0);
       expect(proposal.notes?.[0]).toMatchObject({ level: "error", code: "summarizer_failed" });
-      expect(proposal.notes?.[0]!.message).toContain(reason);
+      expect(proposal.notes?.[0]?.message).toContain(reason);
     });
   }
 
