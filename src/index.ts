@@ -21,8 +21,8 @@ export { createLoggingEmitter } from "./engine/logging-emitter.js";
 export type { CompactOptions, CompactResult } from "./engine/maintenance.js";
 export type { DurationStats, MetricsCollector, MetricsSnapshot } from "./engine/metrics-collector.js";
 export { createMetricsCollector } from "./engine/metrics-collector.js";
-export type { BudgetInput, PreparedTurn, PrepareTurnOptions, TurnStats } from "./engine/prepare-turn.js";
 export type { ReplayResult } from "./engine/replay.js";
+export type { BudgetInput, PreparedTurn, PrepareTurnOptions, TurnStats } from "./engine/turn-options.js";
 export type { ErrorLocation, LedgerErrorCode, SummarizerFailure } from "./errors/ledger-error.js";
 export {
   AccessDeniedError,

@@ -1,170 +1,233 @@
 /**
- * The `demo` command: generate a sample agent session, import it as a JSONL transcript, render it with a plan
- * that uses every action (include, clear, summarize, externalize, drop), check the request against each
- * provider's rules and print what happened. Needs nothing but this repository.
+ * `demo`: the whole life of a thread on a generated agent session, in a temporary SQLite file: ingest a JSONL
+ * transcript, run several turns of append + prepare under a budget that forces compaction, explain the latest
+ * plan, diff it against the first, replay and verify every recorded call, and report. Needs nothing but this
+ * repository and takes a few seconds.
  */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { z } from "zod";
 import {
-  type CompactionPlan,
-  createMessageCounter,
-  createTokenizer,
-  diffPlans,
-  emptyPlan,
-  exportTranscript,
-  formatPlanDiff,
-  type Group,
-  generateSampleSession,
-  importTranscript,
-  nextPlan,
-  type PlanAction,
-  parsePlan,
-  type RenderedPrompt,
-  renderPrompt,
-  serializePlan,
-  ThreadLog,
-  toProviderRequest,
+  type ContextEngine,
+  type MessageInput,
+  type ProviderFormat,
+  type Stores,
+  ValidationError,
   validateProviderRequest,
 } from "../index.js";
+import { type CliContext, defineCommand } from "./cli-command.js";
+import { withEngine } from "./cli-engine.js";
+import { printLine } from "./cli-io.js";
+import { describeActions } from "./compact-command.js";
+import { demoSession } from "./demo-session.js";
+import { describeTotals, explainTable, explainVersion } from "./explain-command.js";
+import { ingestText } from "./ingest-command.js";
 
-const THREAD = "demo-thread";
+const THREAD = "demo";
+const TRANSCRIPT = "sample-session.jsonl";
+const MESSAGES = 240;
+/** The share of the session ingested as a transcript before the turns start. */
+const INGEST_SHARE = 0.4;
+const TURNS = 8;
+/** The budget as a share of the ingested history's uncompacted request. */
+const BUDGET_SHARE = 0.6;
+const FORMATS: ReadonlyArray<ProviderFormat> = ["openai", "anthropic", "responses"];
 
-function sessionAsJsonl(): string {
-  // The generator writes log inputs; exporting them gives the same JSONL shape real transcripts come in.
-  const generated = ThreadLog.from(
-    "generated",
-    generateSampleSession({ messages: 80, seed: 42, endPending: true }),
-  );
-  return exportTranscript(generated);
+/** One prepared turn, as the report shows it. */
+interface TurnLine {
+  readonly turn: number;
+  readonly format: ProviderFormat;
+  readonly appended: number;
+  readonly logLength: number;
+  readonly callId: string;
+  readonly tokens: number;
+  readonly planVersion: number;
+  readonly compacted: boolean;
+  readonly actions: string;
+  readonly valid: boolean;
+  /** The plan version in force after the background runs the turn started (equal when none committed). */
+  readonly afterBackground: number;
 }
 
-function toolName(log: ThreadLog, group: Group): string {
-  const call = log.at(group.seqs[0]!)!.parts.find((p) => p.type === "tool_call");
-  return call?.type === "tool_call" ? call.name : "";
+/** Everything the demo found, for the readable report and `--json`. */
+interface DemoReport {
+  readonly database: string;
+  readonly thread: string;
+  readonly ingested: number;
+  readonly budget: number;
+  readonly turns: ReadonlyArray<TurnLine>;
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+  readonly planVersions: ReadonlyArray<number>;
+  readonly explain: {
+    readonly planVersion: number;
+    readonly totals: string;
+    readonly sample: ReadonlyArray<string>;
+  };
+  readonly diff: {
+    readonly from: number;
+    readonly to: number;
+    readonly changes: number;
+    readonly text: string;
+  };
+  readonly calls: number;
+  readonly verified: number;
+  readonly durationMs: number;
 }
 
-function groupTokens(group: Group, count: (seq: number) => number): number {
-  return group.seqs.reduce((sum, seq) => sum + count(seq), 0);
+async function runTurns(
+  engine: ContextEngine,
+  stores: Stores,
+  turns: ReadonlyArray<ReadonlyArray<MessageInput>>,
+  budget: number,
+): Promise<TurnLine[]> {
+  const lines: TurnLine[] = [];
+  for (const [i, batch] of turns.entries()) {
+    const appended = await engine.append(THREAD, batch);
+    const format = FORMATS[i % FORMATS.length]!;
+    const turn = await engine.prepareTurn(THREAD, { format, budget, model: "gpt-4o" });
+    // The model call would happen here; background summaries finish meanwhile.
+    await engine.idle();
+    const versions = await stores.plans.versions(THREAD);
+    lines.push({
+      turn: i + 1,
+      format,
+      appended: batch.length,
+      logLength: appended.logSeq,
+      callId: turn.callId,
+      tokens: turn.prompt.tokenCount,
+      planVersion: turn.stats.planVersion,
+      compacted: turn.stats.compacted,
+      actions: describeActions(turn.stats.actionsByKind),
+      valid: validateProviderRequest(format, turn.request as never).length === 0,
+      afterBackground: versions[versions.length - 1] ?? 0,
+    });
+  }
+  return lines;
 }
 
-/** An example plan: every action kind, each on spans of whole groups so no call is split from its result. */
-function examplePlan(log: ThreadLog, count: (seq: number) => number): CompactionPlan {
-  const groups = log.groups.filter((g) => !g.pending);
-  const older = groups.slice(1, Math.floor(groups.length * 0.6)); // never the system prompt or the recent tail
-  const ids = (gs: ReadonlyArray<Group>) => gs.flatMap((g) => g.messageIds);
-  const dropped = older.slice(0, 4);
-  const summarized = older.slice(4, 14);
-  const rest = older.slice(14);
-  const biggest = [...rest]
-    .filter((g) => g.kind === "tool_call")
-    .sort((a, b) => groupTokens(b, count) - groupTokens(a, count))[0]!;
-  const toClear = rest.filter(
-    (g) => g !== biggest && g.kind === "tool_call" && toolName(log, g) !== "run_tests",
-  );
-  const actions: PlanAction[] = [
-    {
-      kind: "include",
-      span: log.groups[0]!.messageIds,
-      record: { kind: "include" },
-      strategy: "demo",
-      reason: "system prompt is pinned",
+async function audit(
+  engine: ContextEngine,
+  stores: Stores,
+): Promise<
+  Pick<
+    DemoReport,
+    "explain" | "diff" | "calls" | "verified" | "tokensBefore" | "tokensAfter" | "planVersions"
+  >
+> {
+  const versions = await stores.plans.versions(THREAD);
+  const latest = versions[versions.length - 1] ?? 0;
+  const { explanation, renderedTokens } = await explainVersion(engine, THREAD, latest);
+  const before = await explainVersion(engine, THREAD, 0);
+  const first = versions[0] ?? 0;
+  const diff = await engine.diff(THREAD, first, latest);
+  const calls = await stores.calls.list(THREAD);
+  let verified = 0;
+  for (const call of calls) if ((await engine.replay(call.callId)).ok) verified++;
+  const changed = explanation.rows.filter((r) => r.state !== "kept");
+  return {
+    tokensBefore: before.renderedTokens,
+    tokensAfter: renderedTokens,
+    planVersions: versions,
+    explain: {
+      planVersion: explanation.planVersion,
+      totals: describeTotals(explanation),
+      sample: explainTable([...changed.slice(0, 3), ...explanation.rows.slice(-2)]),
     },
-    {
-      kind: "drop",
-      span: ids(dropped),
-      record: { kind: "drop", reason: "oldest exploration, superseded" },
-      strategy: "demo",
-      reason: "oldest groups",
-    },
-    {
-      kind: "summarize",
-      span: ids(summarized),
-      record: {
-        kind: "summarize",
-        summary:
-          "Goal: fix the retry policy. Read src/server.ts and src/db/pool.ts; tests failed on sorted fixture keys.",
-        structured: { goals: ["fix the retry policy"], openItems: ["fixture expects sorted keys"] },
-        summarizerId: "demo-handwritten",
-        promptVersion: "v1",
-      },
-      strategy: "demo",
-      reason: "older span condensed",
-    },
-    {
-      kind: "externalize",
-      span: biggest.messageIds,
-      record: {
-        kind: "externalize",
-        artifactId: "art-demo-1",
-        summary: `Output of ${toolName(log, biggest)} kept in the artifact store.`,
-        sizeChars: biggest.seqs.reduce((n, seq) => n + JSON.stringify(log.at(seq)!.parts).length, 0),
-      },
-      strategy: "demo",
-      reason: "largest tool result moved out of the prompt",
-    },
-    {
-      kind: "clear",
-      span: ids(toClear),
-      record: { kind: "clear" },
-      strategy: "demo",
-      reason: "stale tool results",
-    },
-  ];
-  return nextPlan(emptyPlan(THREAD), actions, log.length);
+    diff: { from: first, to: latest, changes: diff.diff.changes.length, text: diff.text },
+    calls: calls.length,
+    verified,
+  };
 }
 
-function kinds(prompt: RenderedPrompt): string {
-  const counts = new Map<string, number>();
-  for (const m of prompt.messages) counts.set(m.provenance.kind, (counts.get(m.provenance.kind) ?? 0) + 1);
-  return [...counts].map(([k, n]) => `${k} ${n}`).join(", ");
-}
-
-/** Runs the demo, printing to `print`; returns the exit code (0 when every check held). */
-export function runDemo(print: (line: string) => void = console.log): number {
-  const console = { log: print };
-  const log = importTranscript(ThreadLog.empty(THREAD), sessionAsJsonl(), {
-    source: "generated-sample.jsonl",
+async function runDemo(context: CliContext, database: string, folder: string): Promise<DemoReport> {
+  const started = performance.now();
+  const session = demoSession({ messages: MESSAGES, ingestShare: INGEST_SHARE, turns: TURNS, seed: 42 });
+  const file = join(folder, TRANSCRIPT);
+  writeFileSync(file, session.transcript);
+  return withEngine({ ...context, db: database }, {}, async (engine, stores) => {
+    if ((await stores.log.length(THREAD)) > 0) {
+      throw new ValidationError(
+        `thread ${JSON.stringify(THREAD)} already exists in ${database}: pass a fresh --db to the demo`,
+        { field: "--db" },
+      );
+    }
+    const text = await readFile(file, "utf8");
+    const ingest = await ingestText(engine, context, { thread: THREAD, text, source: TRANSCRIPT });
+    // Below the ingested history's size, so the first turn must compact, and the log keeps growing after it.
+    const budget = Math.ceil((await explainVersion(engine, THREAD, 0)).renderedTokens * BUDGET_SHARE);
+    const turns = await runTurns(engine, stores, session.turns, budget);
+    const found = await audit(engine, stores);
+    return {
+      database,
+      thread: THREAD,
+      ingested: ingest.appended,
+      budget,
+      turns,
+      ...found,
+      durationMs: performance.now() - started,
+    };
   });
-  const counter = createMessageCounter(createTokenizer({ model: "gpt-4o" }), "openai");
-  const count = (seq: number) => counter.countMessage(log.at(seq)!, log.at(seq)!.hash);
-  console.log(
-    `Imported ${log.length} messages: ${log.groups.length} groups, ${log.turns.length} turns, ${log.pendingCalls.size} pending call(s).`,
+}
+
+function printReport(out: (line: string) => void, r: DemoReport, kept: boolean): void {
+  out(`context-ledger demo: a generated agent session, end to end on SQLite (${r.database})`);
+  out("");
+  out(`1. ingest   ${r.ingested} messages from ${TRANSCRIPT} into thread "${r.thread}"`);
+  out(
+    `            budget of every turn: ${r.budget} tokens (${Math.round(BUDGET_SHARE * 100)}% of the ingested history's uncompacted request)`,
   );
-
-  const before = renderPrompt(log, emptyPlan(THREAD), { counter });
-  const plan = parsePlan(serializePlan(examplePlan(log, count))); // plans survive a JSON round trip
-  const after = renderPrompt(log, plan, { counter, previous: before });
-  const again = renderPrompt(log, plan, {
-    counter: createMessageCounter(createTokenizer({ model: "gpt-4o" }), "openai"),
-  });
-
-  console.log(`\nTokens before: ${before.tokenCount} (${before.messages.length} messages)`);
-  console.log(`Tokens after:  ${after.tokenCount} (${after.messages.length} messages: ${kinds(after)})`);
-  console.log(
-    `Saved ${before.tokenCount - after.tokenCount} tokens (${((1 - after.tokenCount / before.tokenCount) * 100).toFixed(1)}%); ${after.unchangedLeadingTokens} leading tokens unchanged.`,
-  );
-  console.log(`Render hash ${after.hash.slice(0, 16)}…, deterministic: ${again.hash === after.hash}`);
-
-  for (const format of ["openai", "responses", "anthropic"] as const) {
-    const problems = validateProviderRequest(format, toProviderRequest(format, after));
-    console.log(
-      `${format.padEnd(9)} request: ${problems.length === 0 ? "valid" : `INVALID: ${problems.join("; ")}`}`,
+  out(`2. prepare  ${r.turns.length} turns: append what happened, then prepare the next request`);
+  for (const t of r.turns) {
+    const what = t.compacted ? `compacted: ${t.actions}` : "fits, no compaction";
+    const background =
+      t.afterBackground > t.planVersion ? `; background summary → v${t.afterBackground}` : "";
+    out(
+      `   turn ${String(t.turn).padStart(2)}  ${t.format.padEnd(9)}  +${t.appended} → ${String(t.logLength).padStart(3)} msgs  ${String(t.tokens).padStart(6)} tokens  plan v${t.planVersion}  ${t.valid ? "valid" : "INVALID"}  ${what}${background}`,
     );
   }
-
-  const synthetic = after.messages.filter((m) => m.provenance.synthetic);
-  console.log("\nSynthetic messages:");
-  for (const m of synthetic) {
-    const text = m.parts
-      .map((p) => (p.type === "text" ? p.text : p.type === "tool_result" ? p.content : ""))
-      .join(" ");
-    console.log(`  [${m.provenance.kind}] ${text.replace(/\n/g, " ").slice(0, 110)}`);
-  }
-  const cleared = after.messages.find((m) => m.provenance.kind === "cleared" && m.role === "tool");
-  if (cleared?.parts[0]?.type === "tool_result")
-    console.log(`  cleared result looks like: ${cleared.parts[0].content}`);
-
-  console.log(`\n${formatPlanDiff(diffPlans(emptyPlan(THREAD), plan, (id) => log.seqOf(id)))}`);
-  const problems = ["openai", "responses", "anthropic"].some(
-    (f) => validateProviderRequest(f as "openai", toProviderRequest(f as "openai", after)).length > 0,
+  out(`3. explain  plan v${r.explain.planVersion}: ${r.explain.totals}`);
+  for (const line of r.explain.sample) out(`   ${line}`);
+  const diffLines = r.diff.text.split("\n");
+  out(`4. diff     v${r.diff.from} → v${r.diff.to}: ${r.diff.changes} message(s) changed`);
+  for (const line of diffLines.slice(0, 6)) out(`   ${line}`);
+  if (diffLines.length > 6) out(`   … ${diffLines.length - 6} more line(s)`);
+  out(`5. replay   ${r.verified} of ${r.calls} recorded calls re-rendered with the recorded hash (--verify)`);
+  out("");
+  const saved = r.tokensBefore === 0 ? 0 : (1 - r.tokensAfter / r.tokensBefore) * 100;
+  out(
+    `report: ${r.tokensBefore} → ${r.tokensAfter} tokens (${saved.toFixed(1)}% smaller), plan versions ${r.planVersions.length === 0 ? "none" : `v${r.planVersions[0]}–v${r.planVersions[r.planVersions.length - 1]}`}, ${r.verified}/${r.calls} calls verified, ${r.turns.filter((t) => t.valid).length}/${r.turns.length} requests valid; ${(r.durationMs / 1000).toFixed(1)} s`,
   );
-  return problems || again.hash !== after.hash ? 2 : 0;
+  out(kept ? `database kept at ${r.database}` : "temporary database removed (pass --db PATH to keep it)");
 }
+
+/** The `demo` command. */
+export const demoCommand = defineCommand({
+  name: "demo",
+  summary: "end to end on a generated session in a temporary SQLite file, with a short report",
+  usage: "demo [--db PATH] [--json]",
+  description: [
+    "Generates an agent session, ingests it from a JSONL file into a temporary SQLite database, runs 8 turns",
+    "of append + prepare under a budget that forces compaction, explains the latest plan, diffs it against the",
+    "first, replays and verifies every call, and prints a short report. With --db the database is kept there.",
+    "Exits 2 if any check fails (a request invalid for its provider, a replay that does not match).",
+  ],
+  flags: {},
+  schema: z.object({}),
+  run: async (_args, context) => {
+    // The transcript (and, without --db, the database) live in a temporary folder removed at the end.
+    const folder = mkdtempSync(join(tmpdir(), "context-ledger-demo-"));
+    try {
+      const report = await runDemo(context, context.db ?? join(folder, "ledger.db"), folder);
+      const out = (line: string) => printLine(context.io.out, line);
+      if (context.json) out(JSON.stringify(report));
+      else printReport(out, report, context.db !== undefined);
+      const ok = report.verified === report.calls && report.calls > 0 && report.turns.every((t) => t.valid);
+      return ok ? 0 : 2;
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  },
+});

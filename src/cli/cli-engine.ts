@@ -1,0 +1,120 @@
+/**
+ * Opening the database and building the engine for one CLI invocation: `--db` (a SQLite file or a postgres://
+ * URL), `--model` (tokenizer and framing profile) and `--config` (a pipeline config file). Every command runs
+ * inside {@link withEngine}, which waits for background work and closes the database however the command ends.
+ */
+import { existsSync } from "node:fs";
+import {
+  type ContextEngine,
+  type ContextEngineOptions,
+  createContextEngine,
+  createTokenBudget,
+  createTokenizer,
+  LedgerError,
+  loadPipelineConfig,
+  lookupModel,
+  MODEL_TABLE,
+  NotFoundError,
+  type Stores,
+} from "../index.js";
+import { UsageError } from "./cli-args.js";
+import type { CliContext } from "./cli-command.js";
+
+/** Where the ledger lives when neither `--db` nor `CONTEXT_LEDGER_DB` says otherwise. */
+export const DEFAULT_DB = "./.context-ledger/ledger.db";
+
+/** How a command wants the engine built. */
+export interface EngineChoice {
+  /** `--model`: picks the tokenizer and, for Anthropic models, the Anthropic framing profile. */
+  readonly model?: string;
+  /** `--config`: a JSON or YAML pipeline config file. */
+  readonly config?: string;
+  /** Read-only commands must not create a database file that is not there. */
+  readonly readOnly?: boolean;
+}
+
+/** The database a command uses: `--db`, else `CONTEXT_LEDGER_DB`, else {@link DEFAULT_DB}. */
+export function databaseOf(context: CliContext): string {
+  if (context.db === "") throw new UsageError("--db must not be empty", { field: "--db" });
+  const fromEnv = context.io.env.CONTEXT_LEDGER_DB;
+  return context.db ?? (fromEnv === undefined || fromEnv === "" ? DEFAULT_DB : fromEnv);
+}
+
+function isPostgres(target: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(target);
+}
+
+/** Opens the stores of a database; the backend's modules load only when that backend is used. */
+export async function openStores(target: string, readOnly: boolean): Promise<Stores> {
+  if (isPostgres(target)) {
+    const { openPostgresStores } = await import("../stores/postgres/index.js");
+    return openPostgresStores({ connectionString: target });
+  }
+  if (readOnly && target !== ":memory:" && !existsSync(target)) {
+    throw new NotFoundError(`database ${target} does not exist (ingest a transcript first, or pass --db)`);
+  }
+  const { openSqliteStores } = await import("../stores/sqlite/index.js");
+  return openSqliteStores({ path: target });
+}
+
+function tokenizerFor(model: string | undefined): Pick<ContextEngineOptions, "tokenizer" | "overhead"> {
+  if (model === undefined) return {};
+  try {
+    const tokenizer = createTokenizer({ model });
+    return { tokenizer, overhead: lookupModel(model)?.provider === "anthropic" ? "anthropic" : "openai" };
+  } catch (error) {
+    if (!(error instanceof LedgerError)) throw error;
+    const prefixes = MODEL_TABLE.map((m) => m.prefix);
+    // The shortest prefixes say it all: `gpt-4` covers `gpt-4o`, `claude-` every Claude model.
+    const families = prefixes.filter((p) => !prefixes.some((q) => q !== p && p.startsWith(q)));
+    const known = families.map((p) => `${p}…`).join(", ");
+    throw new UsageError(`--model ${JSON.stringify(model)} is not a known model (names starting: ${known})`, {
+      field: "--model",
+    });
+  }
+}
+
+/** Builds an engine on the stores; a config file is checked here so its errors name the file and field. */
+export function engineOn(stores: Stores, choice: EngineChoice): ContextEngine {
+  const configured =
+    choice.config === undefined
+      ? undefined
+      : loadPipelineConfig(choice.config, { summaryCache: stores.summaries, artifacts: stores.artifacts });
+  return createContextEngine({
+    stores,
+    ...tokenizerFor(choice.model),
+    // Every command that compacts passes its own `--budget`; this default only has to be valid.
+    budget: configured?.budget ?? createTokenBudget({ contextWindow: 1_000_000 }),
+    ...(configured === undefined ? {} : { pipeline: configured.config }),
+  });
+}
+
+/**
+ * Runs `work` with the engine and stores of the command's database. Background runs started by the command
+ * (summaries queued by `prepare`) finish before the database closes, so nothing is lost at exit.
+ */
+export async function withEngine<T>(
+  context: CliContext,
+  choice: EngineChoice,
+  work: (engine: ContextEngine, stores: Stores, database: string) => Promise<T>,
+): Promise<T> {
+  const database = databaseOf(context);
+  const stores = await openStores(database, choice.readOnly === true);
+  let engine: ContextEngine | undefined;
+  try {
+    engine = engineOn(stores, choice);
+    const result = await work(engine, stores, database);
+    await engine.idle();
+    return result;
+  } finally {
+    await engine?.idle().catch(() => undefined);
+    await stores.close();
+  }
+}
+
+/** Throws `NotFoundError` unless the thread has at least one message. */
+export async function requireThread(stores: Stores, threadId: string, database: string): Promise<void> {
+  if ((await stores.log.length(threadId)) === 0) {
+    throw new NotFoundError(`thread ${JSON.stringify(threadId)} not found in ${database} (ingest it first)`);
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * `explain --thread ID [--plan VERSION]`: a table of every message under a plan version: kept, cleared,
+ * summarized, externalized or dropped, its tokens, and the strategy and reason behind it.
+ */
+import { z } from "zod";
+import type { ContextEngine, ExplainRow, Explanation } from "../index.js";
+import { nonEmpty, planVersion } from "./cli-args.js";
+import { defineCommand } from "./cli-command.js";
+import { requireThread, withEngine } from "./cli-engine.js";
+import { printLine } from "./cli-io.js";
+
+/** An explanation plus what the plan's request costs as a whole (framing and synthetic messages included). */
+export interface ExplainOutcome {
+  readonly explanation: Explanation;
+  readonly renderedTokens: number;
+}
+
+/** Explains a plan version (default: the latest) and counts its rendered request. */
+export async function explainVersion(
+  engine: ContextEngine,
+  thread: string,
+  version: number | undefined,
+): Promise<ExplainOutcome> {
+  const explanation = await engine.explain(thread, version === undefined ? {} : { planVersion: version });
+  const rendered = await engine.render(thread, { format: "openai", planVersion: explanation.planVersion });
+  return { explanation, renderedTokens: rendered.prompt.tokenCount };
+}
+
+/** `kept 20 (1234 tokens), cleared 9 (310 tokens)`: the states that occur, with their messages and tokens. */
+export function describeTotals(explanation: Explanation): string {
+  const parts = Object.entries(explanation.totals)
+    .filter(([, t]) => t.messages > 0)
+    .map(([state, t]) => `${state} ${t.messages} (${t.tokens} tokens)`);
+  return parts.join(", ") || "no messages";
+}
+
+function cell(text: string, width: number): string {
+  return text.length > width ? `${text.slice(0, width - 1)}…` : text.padEnd(width);
+}
+
+/** One table line per message, under a header line. */
+export function explainTable(rows: ReadonlyArray<ExplainRow>): string[] {
+  const idWidth = Math.min(36, Math.max(2, ...rows.map((r) => r.id.length)));
+  const header = `${"seq".padStart(6)}  ${cell("id", idWidth)}  ${cell("role", 9)}  ${cell("state", 12)}  ${"tokens".padStart(7)}  strategy: reason`;
+  const lines = rows.map((r) => {
+    const why = r.strategy === undefined ? "-" : `${r.strategy}: ${r.reason ?? ""}`;
+    return `${String(r.seq).padStart(6)}  ${cell(r.id, idWidth)}  ${cell(r.role, 9)}  ${cell(r.state, 12)}  ${String(r.tokens).padStart(7)}  ${why}`;
+  });
+  return [header, ...lines];
+}
+
+/** The `explain` command. */
+export const explainCommand = defineCommand({
+  name: "explain",
+  summary: "table of each message under a plan: kept/cleared/summarized/externalized/dropped, tokens, why",
+  usage: "explain --thread ID [--plan VERSION]",
+  description: [
+    "Prints one row per message of the thread: what the plan version (default: the latest) does with it",
+    "(kept, cleared, summarized, externalized or dropped), its own tokens, and the strategy and reason of the",
+    "action governing it; then the totals by state and the tokens of the rendered request.",
+  ],
+  flags: {
+    thread: { type: "string", value: "ID", help: "the thread" },
+    plan: { type: "string", value: "VERSION", help: "plan version to explain (default: the latest)" },
+  },
+  schema: z.object({ thread: nonEmpty, plan: planVersion.exactOptional() }),
+  run: async (args, context) => {
+    const { explanation: e, renderedTokens } = await withEngine(
+      context,
+      { readOnly: true },
+      async (engine, stores, database) => {
+        await requireThread(stores, args.thread, database);
+        return explainVersion(engine, args.thread, args.plan);
+      },
+    );
+    const out = (line: string) => printLine(context.io.out, line);
+    if (context.json) {
+      out(JSON.stringify({ thread: e.threadId, ...e, renderedTokens }));
+      return 0;
+    }
+    out(
+      `thread ${JSON.stringify(e.threadId)}, plan v${e.planVersion}, ${e.logSeq} message(s); rendered request ${renderedTokens} tokens`,
+    );
+    for (const line of explainTable(e.rows)) out(line);
+    out(`totals: ${describeTotals(e)}`);
+    return 0;
+  },
+});

@@ -1,0 +1,56 @@
+/**
+ * `prepare --thread ID --budget TOKENS [--format …]`: the harness step from the command line. Compacts as
+ * needed, commits, renders, records the call and prints `{"callId", "request", "stats"}` as JSON; the call id
+ * is what `replay --call` takes.
+ */
+import { z } from "zod";
+import { formatName, nonEmpty, positiveInteger } from "./cli-args.js";
+import { defineCommand } from "./cli-command.js";
+import { requireThread, withEngine } from "./cli-engine.js";
+import { PIPELINE_FLAGS } from "./compact-command.js";
+import { FORMAT_FLAG, printJson } from "./render-command.js";
+
+/** The `prepare` command. */
+export const prepareCommand = defineCommand({
+  name: "prepare",
+  summary: "prepare the next model call: compact, render, record; print callId, request and stats",
+  usage:
+    "prepare --thread ID --budget TOKENS [--format openai|anthropic|responses] [--model NAME] [--config FILE] [--inject TEXT …]",
+  description: [
+    "Does what a harness does before every model call: compacts the thread (free strategies in the turn,",
+    "summaries in the background, finished before the command exits) so the request has at most TOKENS",
+    'tokens, commits the plan, records the call for replay and prints {"callId", "request", "stats"} as JSON.',
+  ],
+  flags: {
+    ...PIPELINE_FLAGS,
+    format: FORMAT_FLAG,
+    inject: {
+      type: "string",
+      value: "TEXT",
+      repeatable: true,
+      help: "per-turn content placed at the end of the request (never stored in the log)",
+    },
+  },
+  schema: z.object({
+    thread: nonEmpty,
+    budget: positiveInteger,
+    format: formatName.default("openai"),
+    model: nonEmpty.exactOptional(),
+    config: nonEmpty.exactOptional(),
+    inject: z.array(z.string()).exactOptional(),
+  }),
+  run: async (args, context) => {
+    await withEngine(context, args, async (engine, stores, database) => {
+      await requireThread(stores, args.thread, database);
+      const turn = await engine.prepareTurn(args.thread, {
+        format: args.format,
+        budget: args.budget,
+        ...(args.model === undefined ? {} : { model: args.model }),
+        ...(args.inject === undefined ? {} : { injected: args.inject }),
+      });
+      // Printed before the background summaries finish: a harness can send the request meanwhile.
+      printJson(context.io.out, { callId: turn.callId, request: turn.request, stats: turn.stats });
+    });
+    return 0;
+  },
+});

@@ -1,0 +1,56 @@
+/**
+ * `replay --call CALL_ID [--verify]`: re-renders a recorded model call from the stored log and plan version and
+ * prints the request body as JSON on stdout (the same body `prepare` printed). The hash check goes to stderr;
+ * with `--verify` a mismatch exits 1.
+ */
+import { z } from "zod";
+import type { ReplayResult } from "../index.js";
+import { nonEmpty } from "./cli-args.js";
+import { defineCommand } from "./cli-command.js";
+import { withEngine } from "./cli-engine.js";
+import { type CliIo, printLine } from "./cli-io.js";
+import { printJson } from "./render-command.js";
+
+/** One line saying whether a replay matched, naming the call, thread, plan version and hashes. */
+export function describeReplay(r: ReplayResult): string {
+  const where = `call ${r.callId} (thread ${JSON.stringify(r.threadId)}, plan v${r.planVersion}, log ${r.logSeq}, ${r.format})`;
+  if (r.ok) return `verified ${where}: hash ${r.expectedHash} matches`;
+  return `replay of ${where} does not match: recorded hash ${r.expectedHash}, re-rendered ${r.actualHash ?? "(none)"}: ${r.mismatch ?? r.problems[0] ?? "provider rules broken"}`;
+}
+
+function reportMismatch(io: CliIo, r: ReplayResult, command: string): void {
+  printLine(io.err, `context-ledger ${command}: ${describeReplay(r)}`);
+  for (const problem of r.problems) if (problem !== r.mismatch) printLine(io.err, `  - ${problem}`);
+}
+
+/** The `replay` command. */
+export const replayCommand = defineCommand({
+  name: "replay",
+  summary: "re-render a recorded call; --verify fails when its hash differs",
+  usage: "replay --call CALL_ID [--verify]",
+  description: [
+    "Re-renders exactly what a recorded model call sent, from the stored log and plan version, and prints the",
+    "request body as JSON on stdout. With --verify the command exits 1 when the re-rendered request's hash",
+    "differs from the recorded one (both hashes and the reason go to stderr).",
+  ],
+  flags: {
+    call: { type: "string", value: "CALL_ID", help: "the callId printed by prepare" },
+    verify: { type: "boolean", help: "exit 1 unless the re-rendered request has the recorded hash" },
+  },
+  schema: z.object({ call: nonEmpty, verify: z.literal(true).exactOptional() }),
+  run: async (args, context) => {
+    const result = await withEngine(context, { readOnly: true }, (engine) => engine.replay(args.call));
+    if (result.request === undefined) {
+      // Nothing can be printed: the stored log or plan no longer renders at all.
+      reportMismatch(context.io, result, "replay");
+      return 1;
+    }
+    printJson(context.io.out, result.request);
+    if (result.ok) {
+      if (args.verify === true) printLine(context.io.err, describeReplay(result));
+      return 0;
+    }
+    reportMismatch(context.io, result, "replay");
+    return args.verify === true ? 1 : 0;
+  },
+});
