@@ -13,9 +13,17 @@ import type { Provenance, RenderedMessage, RenderedPrompt } from "./rendered-pro
  * provenance. Roles and kinds come from fixed sets and ids are JSON-escaped, so the encoding is unambiguous.
  */
 function hashLine(message: RenderedMessage): string {
+  const known = lines.get(message);
+  if (known !== undefined) return known;
   const { kind, synthetic, sourceIds } = message.provenance;
-  return `${message.role}\n${message.contentHash}\n${kind}\n${synthetic}\n${JSON.stringify(sourceIds)}\n`;
+  const line = `${message.role}\n${message.contentHash}\n${kind}\n${synthetic}\n${JSON.stringify(sourceIds)}\n`;
+  lines.set(message, line);
+  return line;
 }
+
+// Rendered messages are frozen and reused across renders (memos), and a summary's provenance can list tens of
+// thousands of ids: its line is built once per message object.
+const lines = new WeakMap<RenderedMessage, string>();
 
 /** Builds a frozen rendered message and counts its tokens (cached by content hash in the counter). */
 export function makeRendered(

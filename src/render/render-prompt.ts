@@ -45,6 +45,12 @@ interface MemoEntry {
   readonly rendered: RenderedMessage;
 }
 
+// Synthetic summary/pointer messages per counter, keyed by their source-id list (memoized per resolution in
+// `spanSources`), so a warm render reuses the same frozen message and never re-freezes a long id list.
+const syntheticMemoByCounter = new WeakMap<
+  MessageCounter,
+  WeakMap<ReadonlyArray<string>, { readonly action: PlanAction; readonly rendered: RenderedMessage }>
+>();
 // Rendered form of a log message under one action, per counter: logs are immutable, so this never goes stale.
 const memoByCounter = new WeakMap<MessageCounter, WeakMap<Message, MemoEntry>>();
 // Stub results of a call message's pending calls, per counter, keyed by which calls are pending.
@@ -72,6 +78,11 @@ export function renderPrompt(log: ThreadLog, plan: CompactionPlan, options: Rend
     dropped[i + 1] = d.kind === "drop" ? 1 : 0;
   });
   const covered = Math.min(actionAt.length, log.length);
+  // A summarized or externalized span renders once, at its first remaining message; the rest of it is skipped
+  // like a drop once that message is out.
+  ctx.onSpanEmitted = (actionIndex) => {
+    dropped[actionIndex + 1] = 1;
+  };
   for (let seq = 0; seq < log.length; seq++) {
     while (seq < covered && dropped[actionAt[seq]! + 1] === 1) seq++;
     if (seq >= log.length) break;
@@ -83,10 +94,10 @@ export function renderPrompt(log: ThreadLog, plan: CompactionPlan, options: Rend
 }
 
 /** The per-counter memo of rendered messages (tokens depend on the counter, so memos never mix). */
-function memoFor<V>(
-  memos: WeakMap<MessageCounter, WeakMap<Message, V>>,
+function memoFor<K extends object, V>(
+  memos: WeakMap<MessageCounter, WeakMap<K, V>>,
   counter: MessageCounter,
-): WeakMap<Message, V> {
+): WeakMap<K, V> {
   let memo = memos.get(counter);
   if (memo === undefined) {
     memo = new WeakMap();
@@ -97,6 +108,8 @@ function memoFor<V>(
 
 class RenderContext {
   readonly out: RenderedMessage[] = [];
+  /** Told when a synthetic span message has been placed, so the caller can skip the rest of the span. */
+  onSpanEmitted: ((actionIndex: number) => void) | undefined;
   readonly #placed = new Set<number>();
   readonly #emittedSpans = new Set<number>();
   readonly #memo: WeakMap<Message, MemoEntry>;
@@ -144,23 +157,28 @@ class RenderContext {
   #emitSynthetic(actionIndex: number): void {
     if (this.#emittedSpans.has(actionIndex)) return;
     this.#emittedSpans.add(actionIndex);
+    this.onSpanEmitted?.(actionIndex);
     const action = this.resolved.plan.actions[actionIndex]!;
+    if (action.kind !== "summarize" && action.kind !== "externalize") return;
     const sourceIds = spanSources(this.log, this.resolved, actionIndex);
-    if (action.kind === "summarize") {
-      this.#push(
-        "assistant",
-        [{ type: "text", text: summaryText(action.record, sourceIds.length) }],
-        "summary",
-        sourceIds,
-      );
-    } else if (action.kind === "externalize") {
-      this.#push(
-        "assistant",
-        [{ type: "text", text: pointerText(action.record, sourceIds.length) }],
-        "pointer",
-        sourceIds,
-      );
+    const memo = memoFor(syntheticMemoByCounter, this.options.counter);
+    const hit = memo.get(sourceIds);
+    if (hit !== undefined && hit.action === action) {
+      this.out.push(hit.rendered);
+      return;
     }
+    const summary = action.kind === "summarize";
+    const text = summary
+      ? summaryText(action.record, sourceIds.length)
+      : pointerText(action.record, sourceIds.length);
+    const rendered = makeRendered(
+      "assistant",
+      [{ type: "text", text }],
+      { kind: summary ? "summary" : "pointer", sourceIds, synthetic: true },
+      this.options.counter,
+    );
+    memo.set(sourceIds, { action, rendered });
+    this.out.push(rendered);
   }
 
   #emitMessage(message: Message, action: PlanAction | undefined, parts?: ReadonlyArray<Part>): void {
