@@ -8,6 +8,7 @@ import type { MessageCounter } from "../tokens/tokenizer.js";
 import { clearMessage, pendingStubParts, pointerText, summaryText } from "./placeholders.js";
 import { finishPrompt, makeRendered } from "./prompt-hash.js";
 import type { RenderedMessage, RenderedPrompt } from "./rendered-prompt.js";
+import { spanSources } from "./span-sources.js";
 
 /** Per-turn content added at the end of the request; never part of the log. */
 export interface Injection {
@@ -275,42 +276,4 @@ class RenderContext {
   ): void {
     this.out.push(makeRendered(role, parts, { kind, sourceIds, synthetic: true }, this.options.counter));
   }
-}
-
-// Source ids of a synthetic message per resolution and action: a summary can stand for tens of thousands of
-// messages, and a warm render must not walk its span again.
-const sourcesMemo = new WeakMap<SeqResolution, Map<number, ReadonlyArray<string>>>();
-
-/**
- * The ids an action governs after precedence, each once, in log order. Spans list ids in log order, so each
- * seq is found by checking the next slot of the id table before falling back to the id index.
- */
-function spanSources(log: ThreadLog, resolved: SeqResolution, actionIndex: number): ReadonlyArray<string> {
-  let perAction = sourcesMemo.get(resolved);
-  if (perAction === undefined) {
-    perAction = new Map();
-    sourcesMemo.set(resolved, perAction);
-  }
-  const known = perAction.get(actionIndex);
-  if (known !== undefined) return known;
-  const span = resolved.plan.actions[actionIndex]!.span;
-  const ids = log.idTable();
-  const { actionAt } = resolved;
-  const seqs: number[] = [];
-  let hint = -1;
-  let sorted = true;
-  for (let i = 0; i < span.length; i++) {
-    const id = span[i]!;
-    const seq = hint + 1 < log.length && ids[hint + 1] === id ? hint + 1 : log.seqOf(id);
-    if (seq === undefined) continue;
-    if (seq < hint) sorted = false;
-    hint = seq;
-    if (seq < actionAt.length && actionAt[seq] === actionIndex) seqs.push(seq);
-  }
-  if (!sorted) seqs.sort((a, b) => a - b);
-  const out: string[] = [];
-  for (let i = 0; i < seqs.length; i++) if (i === 0 || seqs[i] !== seqs[i - 1]) out.push(ids[seqs[i]!]!);
-  const frozen = Object.freeze(out);
-  perAction.set(actionIndex, frozen);
-  return frozen;
 }
