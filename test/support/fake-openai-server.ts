@@ -5,6 +5,10 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type ChatRequestLimits, checkChatRequest, roughTokens } from "../../examples/chat-request-rules.js";
+
+export type { ChatRequestLimits } from "../../examples/chat-request-rules.js";
+export { roughTokens } from "../../examples/chat-request-rules.js";
 
 /** Answer with this text (`null` = no content) after an optional delay. */
 export interface ReplyStep {
@@ -223,11 +227,6 @@ function lowerHeaders(req: IncomingMessage): Record<string, string> {
   return out;
 }
 
-/** A rough token count (about four characters per token) of everything a request's messages say. */
-export function roughTokens(value: unknown): number {
-  return Math.ceil(JSON.stringify(value ?? "").length / 4);
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // OpenAI Chat Completions
 
@@ -313,64 +312,24 @@ export function startFakeOpenAIServer(options: FakeOpenAIServerOptions = {}): Pr
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// request validation, as strict as the real API on the rules compaction can break
-
-interface ChatMessageLike {
-  readonly role?: unknown;
-  readonly tool_call_id?: unknown;
-  readonly tool_calls?: ReadonlyArray<{ readonly id?: unknown }>;
-}
-
-/** Options of `validateChatRequest`. */
-export interface ChatRequestLimits {
-  /** Reject requests whose rough token count (messages + requested output) exceeds this. */
-  readonly maxContextTokens?: number;
-}
+// request validation, as strict as the real API on the rules compaction can break (the rules live with the
+// example's local server, which checks every request the same way)
 
 /**
- * The error the real API would answer a Chat Completions body with, or undefined when it is acceptable: every
- * tool message answers a call of the assistant message right before its run of tool messages, every call is
- * answered before the next non-tool message, and the request fits the context window.
+ * The error the real API would answer a Chat Completions body with, or undefined when it is acceptable (see
+ * `checkChatRequest`: tool calls and results paired, the request within the context window).
  */
 export function validateChatRequest(
   body: Record<string, unknown>,
   limits: ChatRequestLimits = {},
 ): ErrorStep | undefined {
-  const messages = Array.isArray(body.messages) ? (body.messages as ChatMessageLike[]) : [];
-  let awaiting: Set<string> | undefined;
-  let caller = -1;
-  const unanswered = (at: number) =>
-    failWith(400, {
-      param: `messages.[${at}].role`,
-      message: `An assistant message with 'tool_calls' must be followed by tool messages answering each 'tool_call_id'. Unanswered: ${[...(awaiting ?? [])].join(", ")}.`,
-    });
-  for (const [i, m] of messages.entries()) {
-    if (m.role === "tool") {
-      const id = String(m.tool_call_id);
-      if (awaiting === undefined || !awaiting.delete(id)) {
-        return failWith(400, {
-          param: `messages.[${i}].role`,
-          message: `Invalid parameter: the message with role 'tool' at index ${i} (tool_call_id ${id}) does not answer a tool call of the preceding assistant message.`,
-        });
-      }
-      continue;
-    }
-    if (awaiting !== undefined && awaiting.size > 0) return unanswered(caller);
-    const ids = m.role === "assistant" ? (m.tool_calls ?? []).map((c) => String(c.id)) : [];
-    awaiting = ids.length > 0 ? new Set(ids) : undefined;
-    caller = i;
-  }
-  if (awaiting !== undefined && awaiting.size > 0) return unanswered(caller);
-  const output = Number(body.max_completion_tokens ?? body.max_tokens ?? 0);
-  const used = roughTokens(messages) + roughTokens(body.tools ?? []) + output;
-  if (limits.maxContextTokens !== undefined && used > limits.maxContextTokens) {
-    return failWith(400, {
-      param: "messages",
-      code: "context_length_exceeded",
-      message: `This model's maximum context length is ${limits.maxContextTokens} tokens, but the request needs about ${used} (messages, tools and requested output). Shorten the messages.`,
-    });
-  }
-  return undefined;
+  const rejection = checkChatRequest(body, limits);
+  if (rejection === undefined) return undefined;
+  return failWith(rejection.status, {
+    message: rejection.message,
+    ...(rejection.param === null ? {} : { param: rejection.param }),
+    ...(rejection.code === null ? {} : { code: rejection.code }),
+  });
 }
 
 /** A `RequestHook` that rejects invalid chat requests with the real API's 400 errors. */

@@ -1,0 +1,66 @@
+/**
+ * The harness's side of the round trip between the log and Chat Completions: a reply goes into the log as an
+ * assistant message (text + tool-call parts), its calls are run into tool messages, and a rendered request can
+ * be checked for the results the model is waiting on.
+ */
+import type { ChatCompletionMessage, ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import type { MessageInput, Part } from "../src/index.js";
+import { runFakeTool } from "./fake-tools.js";
+
+/** The log's shape of a model reply: its text (when there is any), then its tool calls in order. */
+export function assistantInput(message: ChatCompletionMessage): MessageInput {
+  const parts: Part[] = [];
+  if (message.content) parts.push({ type: "text", text: message.content });
+  for (const call of message.tool_calls ?? []) {
+    // Custom (free-form) tools are never offered by the harness, so only function calls can come back.
+    if (call.type !== "function") continue;
+    parts.push({
+      type: "tool_call",
+      callId: call.id,
+      name: call.function.name,
+      args: call.function.arguments,
+    });
+  }
+  return { role: "assistant", parts };
+}
+
+/** Runs a reply's tool calls with the fake tools: one tool message per call, tagged with the tool's name. */
+export function toolMessages(message: ChatCompletionMessage): MessageInput[] {
+  const out: MessageInput[] = [];
+  for (const call of message.tool_calls ?? []) {
+    if (call.type !== "function") continue;
+    const result = runFakeTool(call.function.name, call.function.arguments, call.id);
+    out.push({
+      role: "tool",
+      parts: [{ type: "tool_result", callId: call.id, content: result.content, isError: result.isError }],
+      meta: { toolName: call.function.name },
+    });
+  }
+  return out;
+}
+
+/** A user message of plain text. */
+export function userMessage(text: string): MessageInput {
+  return { role: "user", parts: [{ type: "text", text }] };
+}
+
+/** The results of the given tool messages, by call id. */
+export function resultsById(messages: ReadonlyArray<MessageInput>): ReadonlyMap<string, string> {
+  const out = new Map<string, string>();
+  for (const m of messages) {
+    for (const p of m.parts) if (p.type === "tool_result") out.set(p.callId, p.content);
+  }
+  return out;
+}
+
+/** Whether a request carries every one of `results` byte for byte (neither dropped nor stubbed). */
+export function carriesResults(
+  messages: ReadonlyArray<ChatCompletionMessageParam>,
+  results: ReadonlyMap<string, string>,
+): boolean {
+  let found = 0;
+  for (const m of messages) {
+    if (m.role === "tool" && results.get(m.tool_call_id) === m.content) found++;
+  }
+  return found === results.size;
+}
