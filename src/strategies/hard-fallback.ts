@@ -44,17 +44,37 @@ export function protectedGroups(log: ThreadLog, protect: "lastTurn" | "lastUserM
   return keep;
 }
 
-/** Ids of every message of the unprotected groups below `cut` that the plan does not drop yet, in log order. */
-function idsBelow(log: ThreadLog, plan: CompactionPlan, keep: Uint8Array, cut: number): string[] {
+/**
+ * Ids of every message of the unprotected groups below `cut` that the plan does not drop yet, in log order; with
+ * `spareSynthetic`, messages under a summary or pointer stay too (a summary stands for many messages at a small
+ * cost, so it goes last).
+ */
+function idsBelow(
+  log: ThreadLog,
+  plan: CompactionPlan,
+  keep: Uint8Array,
+  cut: number,
+  spareSynthetic: boolean,
+): string[] {
   const resolution = resolveForLog(plan, log);
   const groupOf = log.groupIndexTable();
   const ids = log.idTable();
   const out: string[] = [];
   for (let seq = 0; seq < log.length; seq++) {
     const g = groupOf[seq]!;
-    if (g < cut && keep[g] === 0 && decisionAt(resolution, seq)?.kind !== "drop") out.push(ids[seq]!);
+    if (g >= cut || keep[g] !== 0) continue;
+    const kind = decisionAt(resolution, seq)?.kind;
+    if (kind === "drop" || (spareSynthetic && (kind === "summarize" || kind === "externalize"))) continue;
+    out.push(ids[seq]!);
   }
   return out;
+}
+
+/** Index of the newest group the fallback may drop, or -1. */
+function newestUnprotected(keep: Uint8Array): number {
+  let g = keep.length - 1;
+  while (g >= 0 && keep[g] !== 0) g--;
+  return g;
 }
 
 function dropAction(span: ReadonlyArray<string>, name: string, target: number): PlanAction {
@@ -117,24 +137,29 @@ function propose(ctx: StrategyContext, name: string, protect: "lastTurn" | "last
   const keep = protectedGroups(log, protect);
   const withActions = (actions: ReadonlyArray<PlanAction>) =>
     nextPlan(ctx.plan, [...ctx.plan.actions, ...actions], log.length);
-  const dropBelow = (cut: number): PlanAction[] => {
-    const span = idsBelow(log, ctx.plan, keep, cut);
+  const dropBelow = (cut: number, spare: boolean): PlanAction[] => {
+    const span = idsBelow(log, ctx.plan, keep, cut, spare);
     return span.length === 0 ? [] : [dropAction(span, name, ctx.target)];
   };
-  const measureCut = (cut: number): number => {
-    const actions = dropBelow(cut);
+  const measureCut = (cut: number, spare: boolean): number => {
+    const actions = dropBelow(cut, spare);
     return actions.length === 0 ? ctx.tokens : ctx.measure(withActions(actions));
   };
-  const all = measureCut(log.groupCount);
-  if (all <= ctx.target) {
-    // Dropping more never costs more, so the smallest cut that reaches the goal is found by bisection; when the
-    // goal is out of reach, the target is enough.
-    const aim = all <= ctx.goal ? ctx.goal : ctx.target;
-    return { actions: dropBelow(bisect(log.groupCount, (cut) => measureCut(cut) <= aim)) };
+  const newest = newestUnprotected(keep);
+  for (const spare of [true, false]) {
+    const all = measureCut(log.groupCount, spare);
+    if (all > ctx.target) continue;
+    // Dropping more never costs more, so the smallest cut is found by bisection. Aim at the goal (chunked
+    // compaction) unless that means dropping even the newest droppable group while the target could keep it.
+    const fits = (aim: number) => bisect(log.groupCount, (cut) => measureCut(cut, spare) <= aim);
+    let cut = all <= ctx.goal ? fits(ctx.goal) : fits(ctx.target);
+    if (cut > newest && newest >= 0 && measureCut(newest, spare) <= ctx.target) cut = fits(ctx.target);
+    return { actions: dropBelow(cut, spare) };
   }
+  const all = measureCut(log.groupCount, false);
   // Even with every unprotected group gone it does not fit: stub the oldest tool bodies of the protected turn
   // (their calls and pairing stay, so nothing of the turn is dropped) until it does.
-  const drops = dropBelow(log.groupCount);
+  const drops = dropBelow(log.groupCount, false);
   const clearable = clearableSeqs(log, drops.length === 0 ? ctx.plan : withActions(drops), keep);
   const measureClear = (n: number): number =>
     n === 0
@@ -155,7 +180,8 @@ function propose(ctx: StrategyContext, name: string, protect: "lastTurn" | "last
 
 /**
  * The hard fallback: drops the oldest unprotected groups (one drop action) until the renderer's count reaches
- * the goal, or at least the target. Never dropped: system prompts, pinned messages, pending calls and the last
+ * the goal, or at least the target; summarized and externalized spans go only when nothing else is enough, and
+ * the goal never costs the newest droppable group when the target would keep it. Never dropped: system prompts, pinned messages, pending calls and the last
  * user turn (see `protect`). When dropping everything else is not enough, it stubs the oldest tool results and
  * call arguments of the protected turn (a clear: the calls and their pairing stay). When even that does not
  * fit, it throws `BudgetInfeasibleError` saying by how much; the pipeline turns that into a failed run.

@@ -1,0 +1,115 @@
+import { describe, expect, it } from "vitest";
+import { call, result, text } from "../../test/support/builders.js";
+import { simpleCounter } from "../../test/support/simple-counter.js";
+import { runStrategy } from "../../test/support/strategy-context.js";
+import { BudgetInfeasibleError } from "../errors/ledger-error.js";
+import type { MessageInput } from "../log/message.js";
+import { ThreadLog } from "../log/thread-log.js";
+import { emptyPlan, extendPlan } from "../plan/compaction-plan.js";
+import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
+import { validatePlan } from "../plan/validate-plan.js";
+import { renderPrompt } from "../render/render-prompt.js";
+import { createHardFallback, protectedGroups } from "./hard-fallback.js";
+
+const counter = simpleCounter();
+
+/** System, one user request, `n` tool rounds with `size`-character results, then optionally a new user turn. */
+function run(n: number, size = 400, newTurn = false): MessageInput[] {
+  const out: MessageInput[] = [
+    { id: "sys", role: "system", parts: [text("Be careful.")] },
+    { id: "u0", role: "user", parts: [text("Fix the build.")] },
+  ];
+  for (let i = 0; i < n; i++) {
+    out.push({ id: `a${i}`, role: "assistant", parts: [text(`step ${i}`), call(`c${i}`, `{"i":${i}}`)] });
+    out.push({ id: `t${i}`, role: "tool", parts: [result(`c${i}`, "r".repeat(size))] });
+  }
+  if (newTurn) out.push({ id: "u1", role: "user", parts: [text("Now the docs.")] });
+  return out;
+}
+
+const tokensOf = (log: ThreadLog, plan: ReturnType<typeof emptyPlan>) =>
+  renderPrompt(log, plan, { counter }).tokenCount;
+const kindAt = (log: ThreadLog, plan: ReturnType<typeof emptyPlan>, id: string) =>
+  decisionAt(resolveForLog(plan, log), log.seqOf(id)!)?.kind;
+
+describe("createHardFallback", () => {
+  it("protects system, the last user turn and pending calls; with lastUserMessage only the message itself", () => {
+    const log = ThreadLog.from("t", [...run(3), { id: "late", role: "assistant", parts: [call("cp")] }]);
+    const turn = protectedGroups(log, "lastTurn");
+    const message = protectedGroups(log, "lastUserMessage");
+    expect([...turn].every((k) => k === 1)).toBe(true);
+    expect(message[log.groupIndexOf(log.seqOf("a0")!)]).toBe(0);
+    expect(message[log.groupIndexOf(log.seqOf("late")!)]).toBe(1);
+    expect(message[log.groupIndexOf(log.seqOf("u0")!)]).toBe(1);
+  });
+
+  it("drops the oldest groups of earlier turns down to the goal, by the renderer's count", async () => {
+    const log = ThreadLog.from("t", run(12, 400, true));
+    const { plan } = await runStrategy(createHardFallback(), log, emptyPlan("t"), { target: 800, goal: 600 });
+    expect(validatePlan(plan, log)).toEqual([]);
+    expect(tokensOf(log, plan)).toBeLessThanOrEqual(600);
+    expect(kindAt(log, plan, "a0")).toBe("drop");
+    expect(kindAt(log, plan, "u1")).toBeUndefined();
+    expect(kindAt(log, plan, "a11")).toBeUndefined();
+  });
+
+  it("spares summarized spans while dropping other groups is enough", async () => {
+    const log = ThreadLog.from("t", run(12, 400, true));
+    const summary = extendPlan(
+      emptyPlan("t"),
+      [
+        {
+          kind: "summarize",
+          span: ["a0", "t0", "a1", "t1", "a2", "t2"],
+          record: { kind: "summarize", summary: "three builds ran", summarizerId: "x", promptVersion: "1" },
+          strategy: "summarize",
+          reason: "test",
+        },
+      ],
+      log.length,
+    );
+    const { plan } = await runStrategy(createHardFallback(), log, summary, { target: 900, goal: 700 });
+    expect(kindAt(log, plan, "a0")).toBe("summarize");
+    expect(kindAt(log, plan, "a3")).toBe("drop");
+    expect(tokensOf(log, plan)).toBeLessThanOrEqual(700);
+  });
+
+  it("does not drop the newest droppable group for the goal when the target keeps it", async () => {
+    const log = ThreadLog.from("t", run(6, 800));
+    const fallback = createHardFallback({ protect: "lastUserMessage" });
+    const rendered = renderPrompt(log, emptyPlan("t"), { counter }).messages;
+    const head = counter.requestOverhead + rendered[0]!.tokens + rendered[1]!.tokens;
+    const newest = rendered.slice(-2).reduce((n, m) => n + m.tokens, 0);
+    // The goal is reachable only by dropping every droppable group; the target keeps the newest one.
+    const { plan } = await runStrategy(fallback, log, emptyPlan("t"), {
+      target: head + newest + 20,
+      goal: head + 5,
+    });
+    expect(kindAt(log, plan, "a4")).toBe("drop");
+    expect(kindAt(log, plan, "a5")).toBeUndefined();
+    expect(tokensOf(log, plan)).toBeLessThanOrEqual(head + newest + 20);
+  });
+
+  it("stubs tool bodies inside a protected turn before giving up, and says by how much when even that fails", async () => {
+    const log = ThreadLog.from("t", run(8, 2_000));
+    const { plan } = await runStrategy(createHardFallback(), log, emptyPlan("t"), {
+      target: 1_500,
+      goal: 1_000,
+    });
+    expect(kindAt(log, plan, "t0")).toBe("clear");
+    expect(kindAt(log, plan, "a0")).toBe("clear");
+    expect(tokensOf(log, plan)).toBeLessThanOrEqual(1_500);
+    const error = await runStrategy(createHardFallback(), log, emptyPlan("t"), {
+      target: 20,
+      goal: 10,
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BudgetInfeasibleError);
+    expect((error as Error).message).toMatch(/over by \d+/);
+  });
+
+  it("proposes nothing when the request already fits", async () => {
+    const log = ThreadLog.from("t", run(2));
+    const { proposal } = await runStrategy(createHardFallback(), log, emptyPlan("t"), { target: 10_000 });
+    expect(proposal.actions).toEqual([]);
+  });
+});
