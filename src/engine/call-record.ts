@@ -16,12 +16,8 @@ export interface AppliedRefs {
 
 /** Lists the summaries and evictions a plan has in force on a log (actions that govern at least one message). */
 export function appliedRefs(log: ThreadLog, plan: CompactionPlan): AppliedRefs {
-  const { actionAt, decisions } = resolveForLog(plan, log);
-  const governed = new Int32Array(decisions.length);
-  for (let seq = 0; seq < actionAt.length; seq++) {
-    const index = actionAt[seq]!;
-    if (index >= 0) governed[index]!++;
-  }
+  // Resolution keeps the counts as it goes, so a turn does not sweep the whole log to list what is in force.
+  const { decisions, governed } = resolveForLog(plan, log);
   const summaries: string[] = [];
   const evictions: string[] = [];
   decisions.forEach(({ action }, i) => {

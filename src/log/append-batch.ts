@@ -164,3 +164,68 @@ function cloneMeta(meta: MessageMeta | undefined): MessageMeta {
   // already checked that every value is JSON.
   return meta === undefined ? {} : (JSON.parse(JSON.stringify(meta)) as MessageMeta);
 }
+
+/**
+ * Pairs messages that were validated and hashed when first appended (rows read back from a store) with the log
+ * they continue, without the schema check, copies or hashing of `prepareBatch`: only what the log derives from
+ * them (seq order, unique ids, each result paired with the pending call of its id) is worked out, and a row that
+ * breaks those throws `ValidationError`. Messages must be frozen already; replay re-hashes instead.
+ */
+export function trustedBatch(
+  log: BatchTarget,
+  messages: ReadonlyArray<Message>,
+): { entries: ReadonlyArray<BatchEntry>; pending: ReadonlyMap<string, CallRef> } {
+  const pending = new Map(log.pendingCalls);
+  const batchIds = new Set<string>();
+  const entries: BatchEntry[] = [];
+  messages.forEach((message, index) => {
+    const seq = log.length + index;
+    const where = { threadId: log.threadId, index, messageId: message.id };
+    if (message.seq !== seq) {
+      throw new ValidationError(`stored message seq ${message.seq} does not continue the log at ${seq}`, {
+        ...where,
+        field: "seq",
+      });
+    }
+    if (log.byId(message.id) !== undefined || batchIds.has(message.id)) {
+      throw new ValidationError(`duplicate message id ${JSON.stringify(message.id)} in the stored log`, {
+        ...where,
+        field: "id",
+      });
+    }
+    batchIds.add(message.id);
+    const callSeqByPart = pairParts(message, pending, where);
+    const answers =
+      callSeqByPart.length === 1 ? callSeqByPart : [...new Set(callSeqByPart)].sort((a, b) => a - b);
+    entries.push({
+      message: Object.isFrozen(message) ? message : deepFreeze(message),
+      answers,
+      callSeqByPart,
+    });
+  });
+  return { entries, pending };
+}
+
+function pairParts(
+  message: Message,
+  pending: Map<string, CallRef>,
+  where: { threadId: string; index: number; messageId: string },
+): ReadonlyArray<number> {
+  const callSeqByPart: number[] = [];
+  message.parts.forEach((part, partIndex) => {
+    if (part.type === "tool_call") {
+      pending.set(part.callId, { seq: message.seq, partIndex, callId: part.callId, name: part.name });
+    } else if (part.type === "tool_result") {
+      const call = pending.get(part.callId);
+      if (call === undefined) {
+        throw new ValidationError(
+          `stored tool result for call id ${JSON.stringify(part.callId)} answers no pending call`,
+          { ...where, field: `parts[${partIndex}].callId` },
+        );
+      }
+      pending.delete(part.callId);
+      callSeqByPart.push(call.seq);
+    }
+  });
+  return callSeqByPart;
+}

@@ -1,9 +1,10 @@
 import { ValidationError } from "../errors/ledger-error.js";
-import { prepareBatch } from "./append-batch.js";
+import { type BatchEntry, prepareBatch, trustedBatch } from "./append-batch.js";
 import { GroupIndex } from "./group-index.js";
 import { computeGroups, type Group, type GroupsSnapshot } from "./groups.js";
+import { addToHistory, branchHistory, countBelow, emptyHistory, type HistoryStore } from "./history-store.js";
 import type { Message, MessageInput } from "./message.js";
-import { computeTurns, type Turn } from "./turns.js";
+import { type Turn, turnsFromStarts } from "./turns.js";
 
 /** Where a tool call lives: the assistant message's seq and the part index inside it. */
 export interface CallRef {
@@ -11,43 +12,6 @@ export interface CallRef {
   readonly partIndex: number;
   readonly callId: string;
   readonly name: string;
-}
-
-/**
- * Storage shared by the log values of one linear history. A value of length L only ever reads indices < L, so
- * appending in place is invisible to earlier values; a second append from the same value (a branch) copies.
- */
-interface SharedStore {
-  readonly messages: Message[];
-  /** `messages[i].id`, kept contiguous so span checks never touch message objects (cache misses add up). */
-  readonly ids: string[];
-  readonly seqById: Map<string, number>;
-  /** For each tool message seq: the seqs of the assistant messages whose calls it answers. */
-  readonly answers: Map<number, ReadonlyArray<number>>;
-  /** For each tool message seq: per part, the seq of the assistant message holding the call it answers. */
-  readonly callSeqByPart: Map<number, ReadonlyArray<number>>;
-  /** For each assistant message seq with calls: the seqs of the tool messages answering them. */
-  readonly answeredBy: Map<number, ReadonlyArray<number>>;
-  /** Groups of this history, extended in place as values ask for them. */
-  groupIndex?: GroupIndex;
-}
-
-function branchStore(store: SharedStore, length: number): SharedStore {
-  const messages = store.messages.slice(0, length);
-  const ids = store.ids.slice(0, length);
-  const seqById = new Map<string, number>();
-  messages.forEach((m, i) => {
-    seqById.set(m.id, i);
-  });
-  const answers = new Map([...store.answers].filter(([seq]) => seq < length));
-  const callSeqByPart = new Map([...store.callSeqByPart].filter(([seq]) => seq < length));
-  const answeredBy = new Map<number, ReadonlyArray<number>>();
-  for (const [seq, results] of store.answeredBy) {
-    if (seq >= length) continue;
-    const kept = results.filter((r) => r < length);
-    if (kept.length > 0) answeredBy.set(seq, kept);
-  }
-  return { messages, ids, seqById, answers, callSeqByPart, answeredBy };
 }
 
 /**
@@ -66,7 +30,7 @@ export class ThreadLog {
   readonly length: number;
   /** Calls without a result yet, by call id (an id is never reused while its call is pending). */
   readonly pendingCalls: ReadonlyMap<string, CallRef>;
-  readonly #store: SharedStore;
+  readonly #store: HistoryStore;
   #messages: ReadonlyArray<Message> | undefined;
   #groups: ReadonlyArray<Group> | undefined;
   #groupSnap: GroupsSnapshot | undefined;
@@ -76,7 +40,7 @@ export class ThreadLog {
 
   private constructor(
     threadId: string,
-    store: SharedStore,
+    store: HistoryStore,
     length: number,
     pending: ReadonlyMap<string, CallRef>,
   ) {
@@ -91,24 +55,17 @@ export class ThreadLog {
     if (typeof threadId !== "string" || threadId.length === 0) {
       throw new ValidationError("thread id must be a non-empty string", { field: "threadId" });
     }
-    return new ThreadLog(
-      threadId,
-      {
-        messages: [],
-        ids: [],
-        seqById: new Map(),
-        answers: new Map(),
-        callSeqByPart: new Map(),
-        answeredBy: new Map(),
-      },
-      0,
-      new Map(),
-    );
+    return new ThreadLog(threadId, emptyHistory(), 0, new Map());
   }
 
   /** Builds a log from inputs in one atomic append. */
   static from(threadId: string, inputs: ReadonlyArray<MessageInput>): ThreadLog {
     return ThreadLog.empty(threadId).append(inputs);
+  }
+
+  /** Builds a log from stored messages without checking or hashing them again (see `appendTrusted`). */
+  static fromTrusted(threadId: string, messages: ReadonlyArray<Message>): ThreadLog {
+    return ThreadLog.empty(threadId).appendTrusted(messages);
   }
 
   /** All messages in seq order (frozen; computed once per log value). */
@@ -253,28 +210,73 @@ export class ThreadLog {
 
   /** Turns: each starts at a user message; messages before the first user message form turn 0. */
   get turns(): ReadonlyArray<Turn> {
-    this.#turns ??= computeTurns(this);
+    this.#turns ??= turnsFromStarts(this.#store.userSeqs, this.length);
     return this.#turns;
+  }
+
+  /** Number of turns (`turns.length`) in O(log n), without building the `turns` array. */
+  get turnCount(): number {
+    return this.length === 0 ? 0 : Math.max(1, countBelow(this.#store.userSeqs, this.length));
+  }
+
+  /** The index of the turn holding a seq (below `length`), in O(log n); turn indices never change on append. */
+  turnIndexOf(seq: number): number {
+    return Math.max(0, countBelow(this.#store.userSeqs, seq + 1) - 1);
+  }
+
+  /** The seq of the last user message, or -1 when there is none. */
+  get lastUserSeq(): number {
+    const n = countBelow(this.#store.userSeqs, this.length);
+    return n === 0 ? -1 : this.#store.userSeqs[n - 1]!;
+  }
+
+  /**
+   * True when this value's groups are the history's shared ones (no tool message has fused two groups so far):
+   * group i is then the same group in every longer value of the history, so facts about it can be kept.
+   */
+  get stableGroupIndices(): boolean {
+    return this.length < this.#groupIndex().brokenAt;
+  }
+
+  /**
+   * A value derived from this history, made once by `create` and shared by every log value of the history
+   * (e.g. per-message facts extended as the log grows). It must only ever read messages the asking value holds:
+   * a longer value of the same history may have extended it already. A branch starts without.
+   */
+  historyMemo<T>(key: string | object, create: () => T): T {
+    let memo = this.#store.memos.get(key) as T | undefined;
+    if (memo === undefined) {
+      memo = create();
+      this.#store.memos.set(key, memo);
+    }
+    return memo;
   }
 
   /** Returns a new log with the messages appended, or throws `ValidationError` and appends nothing. */
   append(inputs: ReadonlyArray<MessageInput>): ThreadLog {
     if (inputs.length === 0) return this;
-    const prepared = prepareBatch(this, inputs);
+    return this.#extendWith(prepareBatch(this, inputs));
+  }
+
+  /**
+   * Appends messages that a log already validated and hashed when they were first appended — rows read back
+   * from a store, which checked them on the way in — without the schema check, copies and hashing of `append`
+   * (a stateless worker rebuilding a long thread spends most of its load there). Seq order, unique ids and the
+   * pairing of results with calls are still worked out, and a message that breaks them throws
+   * `ValidationError`. Replay uses `append`: it must notice a row changed after it was stored.
+   */
+  appendTrusted(messages: ReadonlyArray<Message>): ThreadLog {
+    if (messages.length === 0) return this;
+    return this.#extendWith(trustedBatch(this, messages));
+  }
+
+  #extendWith(batch: {
+    readonly entries: ReadonlyArray<BatchEntry>;
+    readonly pending: ReadonlyMap<string, CallRef>;
+  }): ThreadLog {
     const store =
-      this.#store.messages.length === this.length ? this.#store : branchStore(this.#store, this.length);
-    for (const entry of prepared.entries) {
-      store.messages.push(entry.message);
-      store.ids.push(entry.message.id);
-      store.seqById.set(entry.message.id, entry.message.seq);
-      if (entry.answers.length > 0) {
-        store.answers.set(entry.message.seq, entry.answers);
-        store.callSeqByPart.set(entry.message.seq, entry.callSeqByPart);
-        for (const callSeq of entry.answers) {
-          store.answeredBy.set(callSeq, [...(store.answeredBy.get(callSeq) ?? []), entry.message.seq]);
-        }
-      }
-    }
-    return new ThreadLog(this.threadId, store, this.length + inputs.length, prepared.pending);
+      this.#store.messages.length === this.length ? this.#store : branchHistory(this.#store, this.length);
+    for (const entry of batch.entries) addToHistory(store, entry);
+    return new ThreadLog(this.threadId, store, this.length + batch.entries.length, batch.pending);
   }
 }

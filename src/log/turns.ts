@@ -17,10 +17,18 @@ export function computeTurns(log: {
   for (let seq = 0; seq < log.length; seq++) {
     if (log.at(seq)!.role === "user") starts.push(seq);
   }
-  if (log.length === 0) return Object.freeze([]);
+  return turnsFromStarts(starts, log.length);
+}
+
+/** Turns of a log of `length` messages from the ascending seqs of its user messages (later seqs are ignored). */
+export function turnsFromStarts(userSeqs: ReadonlyArray<number>, length: number): ReadonlyArray<Turn> {
+  if (length === 0) return Object.freeze([]);
+  const starts: number[] = [];
+  for (let i = 0; i < userSeqs.length && userSeqs[i]! < length; i++) starts.push(userSeqs[i]!);
+  // Messages before the first user message join turn 0 (the first user message's turn when there is one).
   if (starts.length === 0 || starts[0] !== 0) starts[0] = 0;
   const turns = starts.map((startSeq, index) =>
-    Object.freeze({ index, startSeq, endSeq: starts[index + 1] ?? log.length }),
+    Object.freeze({ index, startSeq, endSeq: starts[index + 1] ?? length }),
   );
   return Object.freeze(turns);
 }

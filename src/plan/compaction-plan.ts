@@ -118,11 +118,15 @@ export function createPlan(plan: CompactionPlan): CompactionPlan {
 }
 
 const parents = new WeakMap<CompactionPlan, CompactionPlan>();
+// The first plan made with each frozen actions list. A plan made from another plan's very list (a background
+// run's result committed as the next version of a newer plan) resolves exactly like it, so it is its parent.
+const byActions = new WeakMap<ReadonlyArray<PlanAction>, CompactionPlan>();
 
 /**
  * The next version of a plan: same thread, version + 1, the given actions and log length. When the new actions
  * start with the previous plan's actions (the same objects), the previous plan is remembered as the parent so
- * resolution and validation can extend its results instead of starting over.
+ * resolution and validation can extend its results instead of starting over; failing that, a plan made with the
+ * same frozen actions list and `basedOnSeq` is (a twin resolves and validates exactly like it).
  */
 export function nextPlan(
   previous: CompactionPlan,
@@ -144,7 +148,11 @@ export function nextPlan(
   });
   if (basedOnSeq >= previous.basedOnSeq && previous.actions.every((a, i) => actions[i] === a)) {
     parents.set(plan, previous);
+  } else {
+    const twin = byActions.get(plan.actions);
+    if (twin?.threadId === plan.threadId && twin.basedOnSeq === basedOnSeq) parents.set(plan, twin);
   }
+  if (!byActions.has(plan.actions)) byActions.set(plan.actions, plan);
   return plan;
 }
 

@@ -16,6 +16,8 @@ export interface SeqResolution {
   readonly skippedIds: boolean;
   /** What was wrong with the spans, found while resolving them (validation turns these into problems). */
   readonly spanIssues: ReadonlyArray<SpanIssue>;
+  /** Per action index, how many seqs it governs after precedence (kept while resolving, so no caller counts). */
+  readonly governed: Int32Array;
 }
 
 /** A span defect noticed during resolution. */
@@ -64,13 +66,17 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
   const parent = parentOf(plan);
   const parentResolution = parent === undefined ? undefined : resolveForLog(parent, log);
   const base = parentResolution?.skippedIds === false ? parentResolution : undefined;
-  const actionAt = new Int32Array(limit).fill(-1);
-  if (base !== undefined) actionAt.set(base.actionAt.subarray(0, Math.min(limit, base.actionAt.length)));
+  const actionAt = new Int32Array(limit);
+  const copied = base === undefined ? 0 : Math.min(limit, base.actionAt.length);
+  if (base !== undefined) actionAt.set(base.actionAt.subarray(0, copied));
+  actionAt.fill(-1, copied);
   const decisions: Decision[] = base === undefined ? [] : [...base.decisions];
+  const governed = new Int32Array(plan.actions.length);
+  if (base !== undefined && copied === base.actionAt.length) governed.set(base.governed);
+  else for (let seq = 0; seq < copied; seq++) if (actionAt[seq]! >= 0) governed[actionAt[seq]!]!++;
   let skippedIds = base?.skippedIds ?? false;
   const spanIssues: SpanIssue[] = base === undefined ? [] : [...base.spanIssues];
-  // lastSeen[seq] = 1 + the last action naming seq: finds an id named twice in one span without a Set.
-  const lastSeen = new Int32Array(log.length);
+  const seen = seenTable(plan, decisions.length, log.length);
   const idTable = log.idTable();
   for (let actionIndex = decisions.length; actionIndex < plan.actions.length; actionIndex++) {
     const action = plan.actions[actionIndex]!;
@@ -90,19 +96,54 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
         continue;
       }
       hint = seq;
-      if (lastSeen[seq] === actionIndex + 1)
-        spanIssues.push({ code: "duplicate_in_span", actionIndex, messageId: id });
-      lastSeen[seq] = actionIndex + 1;
+      if (seen(seq, actionIndex)) spanIssues.push({ code: "duplicate_in_span", actionIndex, messageId: id });
       if (seq >= limit) {
         spanIssues.push({ code: "future_id", actionIndex, messageId: id, seq });
         skippedIds = true;
         continue;
       }
       const current = actionAt[seq]!;
-      if (current < 0 || rank >= PRECEDENCE[decisions[current]!.kind]) actionAt[seq] = actionIndex;
+      if (current < 0 || rank >= PRECEDENCE[decisions[current]!.kind]) {
+        if (current >= 0) governed[current]!--;
+        governed[actionIndex]!++;
+        actionAt[seq] = actionIndex;
+      }
     }
   }
-  const resolution: SeqResolution = { plan, actionAt, decisions, skippedIds, spanIssues };
+  const resolution: SeqResolution = { plan, actionAt, decisions, skippedIds, spanIssues, governed };
   memo.set(plan, { log, resolution });
   return resolution;
+}
+
+/**
+ * `seen(seq, action)` marks a seq as named by an action and says whether that action named it already (an id
+ * twice in one span). Many new ids: a table over the log (`1 + action` per seq); few: a set per action, so a
+ * child plan adding a few ids does not allocate a table the size of the log.
+ */
+function seenTable(
+  plan: CompactionPlan,
+  from: number,
+  length: number,
+): (seq: number, actionIndex: number) => boolean {
+  let named = 0;
+  for (let a = from; a < plan.actions.length; a++) named += plan.actions[a]!.span.length;
+  if (named * 16 > length) {
+    const lastSeen = new Int32Array(length);
+    return (seq, actionIndex) => {
+      const again = lastSeen[seq] === actionIndex + 1;
+      lastSeen[seq] = actionIndex + 1;
+      return again;
+    };
+  }
+  let current = -1;
+  const seqs = new Set<number>();
+  return (seq, actionIndex) => {
+    if (actionIndex !== current) {
+      current = actionIndex;
+      seqs.clear();
+    }
+    if (seqs.has(seq)) return true;
+    seqs.add(seq);
+    return false;
+  };
 }

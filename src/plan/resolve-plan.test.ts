@@ -10,6 +10,7 @@ import {
   nextPlan,
   type PlanAction,
   PRECEDENCE,
+  parentOf,
   type RecordByKind,
 } from "./compaction-plan.js";
 import { decisionAt, resolveForLog } from "./resolve-for-log.js";
@@ -162,5 +163,18 @@ describe("resolveForLog", () => {
     const parent = createPlan({ threadId: "t", version: 1, basedOnSeq: 0, actions: [act("drop", ["a"])] });
     const child = nextPlan(parent, parent.actions, 3);
     expect(decisionAt(resolveForLog(child, log), 0)?.kind).toBe(kindOf(resolvePlan(child), "a"));
+  });
+
+  it("takes a plan made from another plan's very actions list as its parent (a background result committed on top)", () => {
+    const base = createPlan({ threadId: "t", version: 1, basedOnSeq: 3, actions: [act("drop", ["a"])] });
+    const result = extendPlan(base, [act("summarize", ["b"])], 3);
+    const newer = extendPlan(base, [act("drop", ["b"])], 3);
+    const committed = nextPlan(newer, result.actions, result.basedOnSeq);
+    expect(parentOf(committed)).toBe(result);
+    expect(parentOf(nextPlan(newer, result.actions, 2))).toBeUndefined();
+    expect(parentOf(nextPlan(newer, [...result.actions], 3))).toBeUndefined();
+    const kindsOf = (p: CompactionPlan) =>
+      log.messages.map((m) => decisionAt(resolveForLog(p, log), m.seq)?.kind);
+    expect(kindsOf(committed)).toEqual(kindsOf(createPlan(committed)));
   });
 });

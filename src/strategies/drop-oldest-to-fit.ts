@@ -23,9 +23,8 @@ export function pinnedGroups(log: ThreadLog): Set<number> {
   const pinned = new Set<number>();
   for (const seq of log.pinnedSeqs) pinned.add(log.groupIndexOf(seq));
   for (const call of log.pendingCalls.values()) pinned.add(log.groupIndexOf(call.seq));
-  let lastUser = log.length;
-  while (lastUser > 0 && log.at(lastUser - 1)!.role !== "user") lastUser--;
-  for (let seq = lastUser > 0 ? lastUser - 1 : log.length; seq < log.length; seq++)
+  const lastUser = log.lastUserSeq;
+  for (let seq = lastUser >= 0 ? lastUser : log.length; seq < log.length; seq++)
     pinned.add(log.groupIndexOf(seq));
   return pinned;
 }

@@ -26,11 +26,10 @@ export type HardFallbackOptions = z.infer<typeof hardFallbackOptionsSchema>;
  */
 export function protectedGroups(log: ThreadLog, protect: "lastTurn" | "lastUserMessage"): Uint8Array {
   const keep = new Uint8Array(log.groupCount);
-  for (const group of log.groups) if (group.kind === "system") keep[group.index] = 1;
+  // System prompts are among the pinned seqs, so their groups are kept without walking every group.
   for (const seq of log.pinnedSeqs) keep[log.groupIndexOf(seq)] = 1;
   for (const call of log.pendingCalls.values()) keep[log.groupIndexOf(call.seq)] = 1;
-  let lastUser = log.length - 1;
-  while (lastUser >= 0 && log.at(lastUser)!.role !== "user") lastUser--;
+  const lastUser = log.lastUserSeq;
   if (lastUser >= 0) {
     const end = protect === "lastTurn" ? log.length : lastUser + 1;
     for (let seq = lastUser; seq < end; seq++) keep[log.groupIndexOf(seq)] = 1;
@@ -45,28 +44,36 @@ export function protectedGroups(log: ThreadLog, protect: "lastTurn" | "lastUserM
 }
 
 /**
- * Ids of every message of the unprotected groups below `cut` that the plan does not drop yet, in log order; with
- * `spareSynthetic`, messages under a summary or pointer stay too (a summary stands for many messages at a small
- * cost, so it goes last).
+ * The messages of unprotected groups that the plan does not drop yet, in log order, with their group indices;
+ * with `spareSynthetic`, messages under a summary or pointer stay too (a summary stands for many messages at a
+ * small cost, so it goes last). Found once per proposal: each bisection step then only filters this list.
  */
-function idsBelow(
+function droppable(
   log: ThreadLog,
   plan: CompactionPlan,
   keep: Uint8Array,
-  cut: number,
   spareSynthetic: boolean,
-): string[] {
+): { readonly seqs: number[]; readonly groups: number[] } {
   const resolution = resolveForLog(plan, log);
   const groupOf = log.groupIndexTable();
-  const ids = log.idTable();
-  const out: string[] = [];
+  const seqs: number[] = [];
+  const groups: number[] = [];
   for (let seq = 0; seq < log.length; seq++) {
     const g = groupOf[seq]!;
-    if (g >= cut || keep[g] !== 0) continue;
+    if (keep[g] !== 0) continue;
     const kind = decisionAt(resolution, seq)?.kind;
     if (kind === "drop" || (spareSynthetic && (kind === "summarize" || kind === "externalize"))) continue;
-    out.push(ids[seq]!);
+    seqs.push(seq);
+    groups.push(g);
   }
+  return { seqs, groups };
+}
+
+/** Ids of the droppable messages whose group is below `cut`, in log order. */
+function idsBelow(log: ThreadLog, list: ReturnType<typeof droppable>, cut: number): string[] {
+  const ids = log.idTable();
+  const out: string[] = [];
+  for (let i = 0; i < list.seqs.length; i++) if (list.groups[i]! < cut) out.push(ids[list.seqs[i]!]!);
   return out;
 }
 
@@ -137,8 +144,14 @@ function propose(ctx: StrategyContext, name: string, protect: "lastTurn" | "last
   const keep = protectedGroups(log, protect);
   const withActions = (actions: ReadonlyArray<PlanAction>) =>
     nextPlan(ctx.plan, [...ctx.plan.actions, ...actions], log.length);
+  const lists = new Map<boolean, ReturnType<typeof droppable>>();
   const dropBelow = (cut: number, spare: boolean): PlanAction[] => {
-    const span = idsBelow(log, ctx.plan, keep, cut, spare);
+    let list = lists.get(spare);
+    if (list === undefined) {
+      list = droppable(log, ctx.plan, keep, spare);
+      lists.set(spare, list);
+    }
+    const span = idsBelow(log, list, cut);
     return span.length === 0 ? [] : [dropAction(span, name, ctx.target)];
   };
   const measureCut = (cut: number, spare: boolean): number => {

@@ -177,8 +177,11 @@ function check(run: Run, strategy: PipelineStrategy, actions: ReadonlyArray<Plan
       problems.push(`action ${i} has an empty span`);
     if (action.kind === "include") return;
     run.protectedSeqs ??= untouchableSeqs(run);
+    // Spans list ids in log order: the hint finds each seq without hashing the id (a summary names thousands).
+    let hint = 0;
     for (const id of action.span) {
-      const seq = log.seqOf(id);
+      const seq = log.seqOf(id, hint);
+      if (seq !== undefined) hint = seq + 1;
       if (seq !== undefined && run.protectedSeqs.has(seq)) {
         problems.push(
           `action ${i} (${action.kind}) touches message ${JSON.stringify(id)}, which is protected`,
@@ -194,9 +197,7 @@ function check(run: Run, strategy: PipelineStrategy, actions: ReadonlyArray<Plan
 function untouchableSeqs(run: Run): Set<number> {
   const { log } = run.input;
   const seqs = new Set<number>(log.pinnedSeqs);
-  let lastUser = log.length - 1;
-  while (lastUser >= 0 && log.at(lastUser)!.role !== "user") lastUser--;
-  if (lastUser >= 0) seqs.add(lastUser);
+  if (log.lastUserSeq >= 0) seqs.add(log.lastUserSeq);
   return seqs;
 }
 

@@ -1,16 +1,16 @@
 import { z } from "zod";
 import { SummarizerError, ValidationError } from "../errors/ledger-error.js";
-import { sha256Hex } from "../log/canonical-json.js";
+import { canonicalJson, sha256Hex } from "../log/canonical-json.js";
 import type { Group } from "../log/groups.js";
 import type { Message } from "../log/message.js";
-import type { ThreadLog } from "../log/thread-log.js";
-import type { PlanAction, SummarizationRecord } from "../plan/compaction-plan.js";
-import { decisionAt, resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
+import type { PlanAction } from "../plan/compaction-plan.js";
+import { resolveForLog } from "../plan/resolve-for-log.js";
 import { type SummaryCache, summaryCacheKey } from "../stores/summary-cache.js";
-import { compactable, renderedGroupTokens } from "./group-accounting.js";
+import { renderedGroupTokens } from "./group-accounting.js";
 import { parseOptions } from "./options.js";
 import type { Proposal, Strategy, StrategyContext, StrategyNote } from "./strategy.js";
 import type { Summarizer, SummaryResult } from "./summarizer.js";
+import { absorbable, type Previous } from "./summary-span.js";
 
 /** JSON-shaped options of {@link createSummarization} (the summarizer and cache are passed beside them). */
 export const summarizationOptionsSchema = z.strictObject({
@@ -44,52 +44,6 @@ interface Settings {
   readonly cache: SummaryCache | undefined;
 }
 
-/** This strategy's summary in force, if any: its action and the ids it still governs. */
-interface Previous {
-  readonly record: SummarizationRecord;
-  readonly ids: ReadonlyArray<string>;
-}
-
-function previousSummary(
-  ctx: StrategyContext,
-  name: string,
-  resolution: SeqResolution,
-): Previous | undefined {
-  const actions = ctx.plan.actions;
-  for (let i = actions.length - 1; i >= 0; i--) {
-    const action = actions[i]!;
-    if (action.kind !== "summarize" || action.strategy !== name) continue;
-    const ids = action.span.filter((id) => {
-      const seq = ctx.log.seqOf(id);
-      return seq !== undefined && decisionAt(resolution, seq)?.action === action;
-    });
-    return ids.length === 0 ? undefined : { record: action.record, ids };
-  }
-  return undefined;
-}
-
-/**
- * Groups a summary may absorb, oldest first: compactable (not system, pending or pinned), not the group of the
- * last user message (the request being answered stays verbatim), nothing dropped or externalized in it, and not
- * already under this strategy's summary. Groups cleared or collapsed by cheaper strategies qualify: the
- * summarizer reads their original messages.
- */
-function candidates(log: ThreadLog, resolution: SeqResolution, absorbed: ReadonlySet<string>): Group[] {
-  let lastUser = log.length - 1;
-  while (lastUser >= 0 && log.at(lastUser)!.role !== "user") lastUser--;
-  const protectedGroup = lastUser >= 0 ? log.groupIndexOf(lastUser) : -1;
-  const out: Group[] = [];
-  for (const group of log.groups) {
-    if (group.index === protectedGroup || !compactable(log, group)) continue;
-    const usable = group.seqs.every((seq) => {
-      const kind = decisionAt(resolution, seq)?.kind;
-      return kind !== "drop" && kind !== "externalize" && !absorbed.has(log.at(seq)!.id);
-    });
-    if (usable) out.push(group);
-  }
-  return out;
-}
-
 /** How many of the oldest candidates to summarize: by the count rule, then more while over the goal. */
 function spanLength(
   ctx: StrategyContext,
@@ -114,8 +68,17 @@ function spanLength(
   return Math.min(count, maxSpan);
 }
 
-function spanHashOf(messages: ReadonlyArray<Message>): string {
-  return sha256Hex(messages.map((m) => m.hash).join("\n"));
+/**
+ * The summary cache key's content hash: the fresh messages' content hashes and, when the summary absorbs an
+ * earlier one, that summary (its own span hash, text and structure: what the summarizer reads in place of the
+ * messages it covers). Chaining keeps a growing summary's hash O(fresh messages) rather than O(span).
+ */
+function spanHashOf(fresh: ReadonlyArray<Message>, previous: Previous | undefined): string {
+  const hashes = fresh.map((m) => m.hash);
+  if (previous === undefined) return sha256Hex(hashes.join("\n"));
+  const { spanHash, summary, structured } = previous.record;
+  const absorbed = sha256Hex(canonicalJson({ spanHash, summary, structured }));
+  return sha256Hex([`absorbs ${absorbed}`, ...hashes].join("\n"));
 }
 
 async function summarizeSpan(
@@ -149,6 +112,19 @@ async function summarizeSpan(
   return result;
 }
 
+/** The union of two disjoint seq lists in ascending order (the first is ascending when its span is in log order). */
+function mergeAscending(a: ReadonlyArray<number>, b: ReadonlyArray<number>): number[] {
+  const out: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (j >= b.length || (i < a.length && a[i]! < b[j]!)) out.push(a[i++]!);
+    else out.push(b[j++]!);
+  }
+  for (let k = 1; k < out.length; k++) if (out[k - 1]! > out[k]!) return out.sort((x, y) => x - y);
+  return out;
+}
+
 function failureNote(error: unknown): StrategyNote {
   const message = error instanceof Error ? error.message : String(error);
   return { level: "error", code: "summarizer_failed", message, cause: error };
@@ -156,8 +132,7 @@ function failureNote(error: unknown): StrategyNote {
 
 async function propose(ctx: StrategyContext, settings: Settings): Promise<Proposal> {
   const resolution = resolveForLog(ctx.plan, ctx.log);
-  const previous = previousSummary(ctx, settings.name, resolution);
-  const groups = candidates(ctx.log, resolution, new Set(previous?.ids ?? []));
+  const { previous, groups } = absorbable(ctx.log, resolution, settings.name);
   const maxTokens = settings.maxSummaryTokens ?? Math.min(2_000, Math.max(64, Math.floor(ctx.goal * 0.1)));
   const count = spanLength(ctx, settings, groups, maxTokens);
   if (count < settings.minSpanGroups) {
@@ -166,20 +141,23 @@ async function propose(ctx: StrategyContext, settings: Settings): Promise<Propos
       notes: [{ level: "info", code: "nothing_to_do", message: "no span worth summarizing" }],
     };
   }
-  const seqs = groups.slice(0, count).flatMap((g) => g.seqs);
-  const fresh = seqs.sort((a, b) => a - b).map((seq) => ctx.log.at(seq)!);
-  const prevMessages = (previous?.ids ?? []).map((id) => ctx.log.byId(id)!);
-  const spanMessages = [...prevMessages, ...fresh].sort((a, b) => a.seq - b.seq);
-  const spanHash = spanHashOf(spanMessages);
+  const freshSeqs = groups
+    .slice(0, count)
+    .flatMap((g) => g.seqs)
+    .sort((a, b) => a - b);
+  const fresh = freshSeqs.map((seq) => ctx.log.at(seq)!);
+  const spanSeqs = mergeAscending(previous?.seqs ?? [], freshSeqs);
+  const spanHash = spanHashOf(fresh, previous);
   let result: SummaryResult;
   try {
     result = await summarizeSpan(ctx, settings, fresh, previous, spanHash, maxTokens);
   } catch (error) {
     return { actions: [], notes: [failureNote(error)] };
   }
+  const ids = ctx.log.idTable();
   const action: PlanAction = {
     kind: "summarize",
-    span: spanMessages.map((m) => m.id),
+    span: spanSeqs.map((seq) => ids[seq]!),
     record: {
       kind: "summarize",
       summary: result.text,
@@ -189,7 +167,7 @@ async function propose(ctx: StrategyContext, settings: Settings): Promise<Propos
       spanHash,
     },
     strategy: settings.name,
-    reason: `${fresh.length} message(s) of the ${count} oldest group(s) summarized${previous === undefined ? "" : `, absorbing the previous summary of ${previous.ids.length}`}`,
+    reason: `${fresh.length} message(s) of the ${count} oldest group(s) summarized${previous === undefined ? "" : `, absorbing the previous summary of ${previous.seqs.length}`}`,
   };
   return { actions: [action] };
 }
@@ -228,9 +206,7 @@ export function createSummarization(options: SummarizationOptions): Strategy & {
     propose: (ctx) => propose(ctx, settings),
     due: (ctx) => {
       if (settings.target === undefined) return false;
-      const resolution = resolveForLog(ctx.plan, ctx.log);
-      const previous = previousSummary(ctx, settings.name, resolution);
-      const groups = candidates(ctx.log, resolution, new Set(previous?.ids ?? []));
+      const { groups } = absorbable(ctx.log, resolveForLog(ctx.plan, ctx.log), settings.name);
       return groups.length > settings.target + settings.threshold;
     },
   };

@@ -2,22 +2,22 @@
  * The tool-result retention strategy: which tool results expired under their policy (see `tool-policy.ts`), and
  * the clear and drop actions that evict them.
  */
+import { canonicalJson } from "../log/canonical-json.js";
 import type { Group } from "../log/groups.js";
-import type { Message, ToolResultPart } from "../log/message.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { ClearedItem, PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
+import type { Decision } from "../plan/resolve-plan.js";
 import { clearedArgsText, clearedResultText } from "../render/placeholders.js";
-import { compactable } from "./group-accounting.js";
+import type { DecisionChange } from "./group-sweep.js";
 import { parseOptions } from "./options.js";
 import { nothingToDo, type Proposal, type Strategy, type StrategyContext } from "./strategy.js";
 import {
-  type PolicyResolver,
   policyResolver,
-  type ResolvedToolPolicy,
   type ToolResultRetentionOptions,
   toolResultRetentionOptionsSchema,
 } from "./tool-policy.js";
+import { Expiry, type ResultIndex, type ResultRef, retentionMemo } from "./tool-result-facts.js";
 
 export type { ResolvedToolPolicy, ToolPolicy, ToolResultRetentionOptions } from "./tool-policy.js";
 export {
@@ -26,60 +26,6 @@ export {
   toolPolicySchema,
   toolResultRetentionOptionsSchema,
 } from "./tool-policy.js";
-
-/** Tool results by tool-message seq. */
-type ResultIndex = ReadonlyMap<number, ReadonlyArray<ResultRef>>;
-
-/** One tool result of the log with what the policy says about it. */
-interface ResultRef {
-  readonly seq: number;
-  readonly part: ToolResultPart;
-  /** Seq of the assistant message holding the call. */
-  readonly callSeq: number;
-  readonly toolName: string;
-  readonly policy: ResolvedToolPolicy;
-  expired: boolean;
-}
-
-function toolNameOf(call: Message, callId: string): string {
-  for (const p of call.parts) if (p.type === "tool_call" && p.callId === callId) return p.name;
-  return "tool";
-}
-
-/** Every tool result of the log by tool-message seq, with its policy and whether it has expired. */
-function collectResults(log: ThreadLog, policyOf: PolicyResolver): Map<number, ResultRef[]> {
-  const bySeq = new Map<number, ResultRef[]>();
-  const all: ResultRef[] = [];
-  const turns = log.turns;
-  const turnOf = new Int32Array(log.length);
-  for (const t of turns) turnOf.fill(t.index, t.startSeq, t.endSeq);
-  for (let seq = 0; seq < log.length; seq++) {
-    const message = log.at(seq)!;
-    if (message.role !== "tool") continue;
-    const callSeqs = log.callSeqsOfParts(seq);
-    const refs: ResultRef[] = [];
-    message.parts.forEach((part, i) => {
-      if (part.type !== "tool_result") return;
-      const call = log.at(callSeqs[i]!)!;
-      const toolName = toolNameOf(call, part.callId);
-      const policy = policyOf(toolName, message.meta.durability ?? call.meta.durability);
-      refs.push({ seq, part, callSeq: call.seq, toolName, policy, expired: false });
-    });
-    bySeq.set(seq, refs);
-    all.push(...refs);
-  }
-  // Count ranks newest first: the last N results of a tool are ranks 0..N-1.
-  const seen = new Map<string, number>();
-  const lastTurn = turns.length - 1;
-  for (let i = all.length - 1; i >= 0; i--) {
-    const ref = all[i]!;
-    const rank = seen.get(ref.toolName) ?? 0;
-    seen.set(ref.toolName, rank + 1);
-    const age = lastTurn - turnOf[ref.seq]!;
-    ref.expired = !ref.policy.neverEvict && (age >= ref.policy.keepTurns || rank >= ref.policy.keepLast);
-  }
-  return bySeq;
-}
 
 /**
  * True when the plan does nothing to the group but clear (or include) messages. Clearing more of such a group
@@ -93,6 +39,14 @@ function onlyCleared(group: Group, resolution: SeqResolution): boolean {
   }
   return true;
 }
+
+/** What retention tells apart in a decision: nothing or include, clear, anything stronger. */
+function decisionClass(decision: Decision | undefined): number {
+  const kind = decision?.kind ?? "include";
+  return kind === "include" ? 0 : kind === "clear" ? 1 : 2;
+}
+
+const classChanged: DecisionChange = (_seq, before, after) => decisionClass(before) !== decisionClass(after);
 
 function undecided(resolution: SeqResolution, seq: number): boolean {
   const kind = decisionAt(resolution, seq)?.kind;
@@ -118,30 +72,33 @@ interface Collected {
   readonly drop: Group[];
 }
 
+/** Adds what retention does to one compactable, only-cleared tool-call group; returns whether it added any. */
 function planGroup(
   log: ThreadLog,
   group: Group,
   res: SeqResolution,
-  bySeq: ResultIndex,
+  refs: ReadonlyArray<ResultRef>,
+  ctx: { readonly bySeq: ResultIndex; readonly expiry: Expiry },
   out: Collected,
-): void {
-  const refs = group.seqs.flatMap((seq) => bySeq.get(seq) ?? []);
-  if (refs.length === 0) return;
-  if (refs.every((r) => r.expired && r.policy.mode === "hard") && worthIt(refs, false)) {
+): boolean {
+  const { bySeq, expiry } = ctx;
+  const expired = (r: ResultRef) => expiry.expired(r);
+  if (refs.every((r) => expired(r) && r.policy.mode === "hard") && worthIt(refs, false)) {
     out.drop.push(group);
-    return;
+    return true;
   }
+  let added = false;
   // A hard-mode result whose group cannot go whole yet is stubbed meanwhile: the pairing stays intact.
   const clearing = new Set<number>();
   const add = (seq: number, withArgs: boolean): void => {
+    added = true;
     const list = out.clear.get(withArgs);
     if (list === undefined) out.clear.set(withArgs, [seq]);
     else list.push(seq);
   };
   for (const seq of group.seqs) {
     const own = bySeq.get(seq);
-    if (own === undefined || !undecided(res, seq) || !own.every((r) => r.expired) || !worthIt(own, true))
-      continue;
+    if (own === undefined || !undecided(res, seq) || !own.every(expired) || !worthIt(own, true)) continue;
     clearing.add(seq);
     const withArgs = own.every((r) => r.policy.clearArgs);
     add(seq, withArgs);
@@ -150,6 +107,34 @@ function planGroup(
     const call = log.at(seq)!.role === "assistant";
     if (call && undecided(res, seq) && argsClearable(log, seq, res, refs, clearing)) add(seq, true);
   }
+  return added;
+}
+
+/**
+ * Plans one group and says whether it is settled: retention's answer for it cannot change while the log grows
+ * under this plan. Groups that are not tool calls, pinned, or already summarized, externalized or dropped are
+ * settled; a pending group is not (its results may arrive); otherwise it is once nothing was added for it and
+ * the expiry of each of its results is final (the group is complete, so only the plan could change the answer).
+ */
+function visitGroup(
+  log: ThreadLog,
+  group: Group,
+  res: SeqResolution,
+  ctx: { readonly bySeq: ResultIndex; readonly expiry: Expiry },
+  out: Collected,
+): boolean {
+  if (group.kind !== "tool_call") return true;
+  if (group.pending) return false;
+  if (!onlyCleared(group, res)) return true;
+  for (const seq of group.seqs) if (log.at(seq)!.meta.pinned === true) return true;
+  const refs: ResultRef[] = [];
+  for (const seq of group.seqs) {
+    const own = ctx.bySeq.get(seq);
+    if (own !== undefined) refs.push(...own);
+  }
+  if (refs.length === 0) return true;
+  const added = planGroup(log, group, res, refs, ctx, out);
+  return !added && refs.every((r) => ctx.expiry.final(r));
 }
 
 /** A call message's arguments are stubbed once every result of its calls is cleared and asks for it. */
@@ -233,15 +218,21 @@ export function createToolResultRetention(options: ToolResultRetentionOptions = 
   const o = parseOptions(toolResultRetentionOptionsSchema, options, "toolResultRetention");
   const name = o.name ?? "toolResultRetention";
   const policyOf = policyResolver(o);
+  // A turn looks only at the groups left open for the plan (or its parent), new groups and groups whose
+  // decisions the plan's new actions changed: per-result facts live in the history's store, and expiry only ever
+  // becomes true.
+  const key = canonicalJson(o);
   const propose = ({ log, plan }: StrategyContext): Proposal => {
     const res = resolveForLog(plan, log);
-    const bySeq = collectResults(log, policyOf);
+    const { facts, sweep } = retentionMemo(log, key, policyOf);
+    const ctx = { bySeq: facts.bySeq, expiry: new Expiry(log, facts) };
     const out: Collected = { clear: new Map(), drop: [] };
-    for (const group of log.groups) {
-      if (group.kind === "tool_call" && compactable(log, group) && onlyCleared(group, res))
-        planGroup(log, group, res, bySeq, out);
+    const open: number[] = [];
+    for (const g of sweep.groupsToVisit(log, res, sweep.base(log, plan), classChanged)) {
+      if (!visitGroup(log, log.groupAt(g), res, ctx, out)) open.push(g);
     }
-    const actions = toActions(log, out, bySeq, name);
+    sweep.remember(log, res, open, undefined);
+    const actions = toActions(log, out, facts.bySeq, name);
     return actions.length === 0 ? nothingToDo("no tool result is past its retention policy") : { actions };
   };
   return Object.freeze({ name, cost: "free", kinds: Object.freeze(["clear", "drop"] as const), propose });

@@ -7,6 +7,8 @@ import type { Group } from "../log/groups.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, type SeqResolution } from "../plan/resolve-for-log.js";
+import type { Decision } from "../plan/resolve-plan.js";
+import { type DecisionChange, GroupSweep } from "./group-sweep.js";
 import type { StrategyContext } from "./strategy.js";
 
 /**
@@ -118,8 +120,7 @@ export interface WindowScope {
 
 /** The group index of the latest user message, or -1. */
 export function lastUserGroup(log: ThreadLog): number {
-  let seq = log.length - 1;
-  while (seq >= 0 && log.at(seq)!.role !== "user") seq--;
+  const seq = log.lastUserSeq;
   return seq < 0 ? -1 : log.groupIndexOf(seq);
 }
 
@@ -133,20 +134,44 @@ export function lastUserGroup(log: ThreadLog): number {
  */
 export function windowedGroups(log: ThreadLog, resolution: SeqResolution, scope: WindowScope): Group[] {
   const lastUser = scope.keepLastUser ? lastUserGroup(log) : -1;
+  // Only groups left open for the plan (or an ancestor) are looked at: a pinned group, a kept system prompt and
+  // a summarized, externalized or dropped group stay out of every window until an action changes that.
+  const sweep = log.historyMemo(
+    `windowedGroups:${scope.keepSystem}:${scope.keepLastUser}`,
+    () => new GroupSweep(),
+  );
   const out: Group[] = [];
-  for (const group of log.groups) {
-    if (group.pending || group.index === lastUser) continue;
+  const open: number[] = [];
+  for (const index of sweep.groupsToVisit(
+    log,
+    resolution,
+    sweep.base(log, resolution.plan),
+    condensedChanged,
+  )) {
+    const group = log.groupAt(index);
+    if (group.pending || group.index === lastUser) {
+      open.push(index);
+      continue;
+    }
     if (group.kind === "system" && scope.keepSystem) continue;
-    const movable = group.seqs.every((seq) => {
-      const kind = decisionAt(resolution, seq)?.kind;
-      return (
-        (kind === undefined || kind === "include" || kind === "clear") && log.at(seq)!.meta.pinned !== true
-      );
-    });
-    if (movable) out.push(group);
+    const movable = group.seqs.every(
+      (seq) => !condensed(decisionAt(resolution, seq)) && log.at(seq)!.meta.pinned !== true,
+    );
+    if (!movable) continue;
+    open.push(index);
+    out.push(group);
   }
+  sweep.remember(log, resolution, open, undefined);
   return out;
 }
+
+/** A decision that takes a message out of every window: anything but include and clear. */
+function condensed(decision: Decision | undefined): boolean {
+  const kind = decision?.kind;
+  return kind !== undefined && kind !== "include" && kind !== "clear";
+}
+
+const condensedChanged: DecisionChange = (_seq, was, now) => condensed(was) !== condensed(now);
 
 /** One drop action covering whole groups: their message ids in log order (groups may interleave). */
 export function dropGroupsAction(

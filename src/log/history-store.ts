@@ -1,0 +1,99 @@
+/**
+ * The storage shared by the log values of one linear history (see docs/decisions/0001-shared-history-log.md).
+ * A value of length L only ever reads indices < L, so appending in place is invisible to earlier values; a
+ * second append from the same value (a branch) copies the first L entries.
+ */
+import type { GroupIndex } from "./group-index.js";
+import type { Message } from "./message.js";
+
+/** One message being added to a history and its pairing with earlier calls. */
+export interface HistoryEntry {
+  readonly message: Message;
+  /** Seqs of the assistant messages whose calls this message answers (sorted, unique). */
+  readonly answers: ReadonlyArray<number>;
+  /** Per part, the seq of the assistant message holding the call it answers. */
+  readonly callSeqByPart: ReadonlyArray<number>;
+}
+
+/** What the log values of one history share. */
+export interface HistoryStore {
+  readonly messages: Message[];
+  /** `messages[i].id`, kept contiguous so span checks never touch message objects (cache misses add up). */
+  readonly ids: string[];
+  readonly seqById: Map<string, number>;
+  /** For each tool message seq: the seqs of the assistant messages whose calls it answers. */
+  readonly answers: Map<number, ReadonlyArray<number>>;
+  /** For each tool message seq: per part, the seq of the assistant message holding the call it answers. */
+  readonly callSeqByPart: Map<number, ReadonlyArray<number>>;
+  /** For each assistant message seq with calls: the seqs of the tool messages answering them. */
+  readonly answeredBy: Map<number, ReadonlyArray<number>>;
+  /** Seqs of the user messages (where turns start), ascending. */
+  readonly userSeqs: number[];
+  /** Values other modules derive from this history (see `ThreadLog.historyMemo`); a branch starts without. */
+  readonly memos: Map<string | object, unknown>;
+  /** Groups of this history, extended in place as values ask for them. */
+  groupIndex?: GroupIndex;
+}
+
+/** A store with no messages. */
+export function emptyHistory(): HistoryStore {
+  return {
+    messages: [],
+    ids: [],
+    seqById: new Map(),
+    answers: new Map(),
+    callSeqByPart: new Map(),
+    answeredBy: new Map(),
+    userSeqs: [],
+    memos: new Map(),
+  };
+}
+
+/** The number of entries of an ascending list that are below `limit`. */
+export function countBelow(sorted: ReadonlyArray<number>, limit: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! < limit) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** A copy of the first `length` entries, for a value that appends while it is not the tip (a branch). */
+export function branchHistory(store: HistoryStore, length: number): HistoryStore {
+  const messages = store.messages.slice(0, length);
+  const ids = store.ids.slice(0, length);
+  const seqById = new Map<string, number>();
+  messages.forEach((m, i) => {
+    seqById.set(m.id, i);
+  });
+  const answers = new Map([...store.answers].filter(([seq]) => seq < length));
+  const callSeqByPart = new Map([...store.callSeqByPart].filter(([seq]) => seq < length));
+  const answeredBy = new Map<number, ReadonlyArray<number>>();
+  for (const [seq, results] of store.answeredBy) {
+    if (seq >= length) continue;
+    const kept = results.filter((r) => r < length);
+    if (kept.length > 0) answeredBy.set(seq, kept);
+  }
+  const userSeqs = store.userSeqs.slice(0, countBelow(store.userSeqs, length));
+  return { messages, ids, seqById, answers, callSeqByPart, answeredBy, userSeqs, memos: new Map() };
+}
+
+/** Adds one message at the end of the store (its seq must be the store's length). */
+export function addToHistory(store: HistoryStore, entry: HistoryEntry): void {
+  const { message } = entry;
+  const seq = message.seq;
+  store.messages.push(message);
+  store.ids.push(message.id);
+  store.seqById.set(message.id, seq);
+  if (message.role === "user") store.userSeqs.push(seq);
+  if (entry.answers.length === 0) return;
+  store.answers.set(seq, entry.answers);
+  store.callSeqByPart.set(seq, entry.callSeqByPart);
+  // A new list per result: `resultsOf` hands these lists out, so they are never changed in place.
+  for (const callSeq of entry.answers) {
+    store.answeredBy.set(callSeq, [...(store.answeredBy.get(callSeq) ?? []), seq]);
+  }
+}
