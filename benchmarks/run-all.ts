@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { extname, join } from "node:path";
 
 const compiled = extname(import.meta.filename) === ".js";
-const scripts = ["tokenizer-bench", "render-bench", "peers-bench", "pipeline-bench"];
+const scripts = ["tokenizer-bench", "render-bench", "peers-bench", "pipeline-bench", "engine-bench"];
 const extra = process.argv.slice(2);
 let failed = 0;
 for (const name of scripts) {
