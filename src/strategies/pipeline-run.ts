@@ -1,45 +1,13 @@
-import { BudgetInfeasibleError, LedgerError, RenderValidationError } from "../errors/ledger-error.js";
+import { BudgetInfeasibleError, type LedgerError } from "../errors/ledger-error.js";
 import { type CompactionPlan, nextPlan, type PlanAction } from "../plan/compaction-plan.js";
 import { validatePlan } from "../plan/validate-plan.js";
-import { type ProviderFormat, toProviderRequest, validateProviderRequest } from "../render/provider-rules.js";
-import { type PendingCallMode, renderPrompt } from "../render/render-prompt.js";
-import type { RenderedPrompt } from "../render/rendered-prompt.js";
-import { availableForPrompt, compactionTarget } from "../tokens/token-budget.js";
+import { renderPrompt } from "../render/render-prompt.js";
+import { compactionTarget } from "../tokens/token-budget.js";
 import type { PipelineInput, PipelineResult, PipelineStrategy } from "./pipeline.js";
-import { countKinds, type PipelineReport, type StepOutcome, type StepReport } from "./pipeline-report.js";
-import type { Proposal, Strategy, StrategyContext, StrategyNote } from "./strategy.js";
-
-/** Settings of a pipeline, fixed when it is created (plus the failure counters it keeps across runs). */
-export interface RunSettings {
-  readonly strategies: ReadonlyArray<PipelineStrategy>;
-  readonly fallback: Strategy | undefined;
-  readonly goalRatio: number;
-  readonly minGain: number | undefined;
-  readonly maxAttempts: number;
-  readonly failureCooldown: number;
-  readonly formats: ReadonlyArray<ProviderFormat>;
-  readonly pendingCalls: PendingCallMode;
-  /** Per thread and model strategy: consecutive failures and runs left to sit out. */
-  readonly failures: Map<string, { count: number; cooldown: number }>;
-}
-
-/** The mutable state of one run. */
-interface Run {
-  readonly input: PipelineInput;
-  readonly settings: RunSettings;
-  readonly target: number;
-  readonly minGain: number;
-  readonly triggered: boolean;
-  readonly goal: number;
-  plan: CompactionPlan;
-  readonly added: PlanAction[];
-  tokens: number;
-  /** Computed on the first proposal that needs it. */
-  protectedSeqs?: Set<number>;
-  readonly steps: StepReport[];
-  readonly started: number;
-  readonly tokensBefore: number;
-}
+import { asLedgerError, failure, finish, providerProblems } from "./pipeline-outcome.js";
+import type { StepOutcome, StepReport } from "./pipeline-report.js";
+import type { Run, RunSettings } from "./pipeline-run-state.js";
+import type { Proposal, StrategyContext, StrategyNote } from "./strategy.js";
 
 function historyTokens(input: PipelineInput, settings: RunSettings, plan: CompactionPlan): number {
   const options = { counter: input.counter, validatePlan: false, pendingCalls: settings.pendingCalls };
@@ -59,12 +27,6 @@ function contextFor(run: Run): StrategyContext {
     ...(input.signal === undefined ? {} : { signal: input.signal }),
     measure: (plan) => historyTokens(input, settings, plan),
   };
-}
-
-function asLedgerError(error: unknown): LedgerError {
-  if (error instanceof LedgerError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return new LedgerError("VALIDATION", `compaction failed: ${message}`, {}, { cause: error });
 }
 
 /** One run of the pipeline (see `createPipeline`). Never throws: failures come back as data. */
@@ -292,80 +254,4 @@ function apply(
     run.tokens = tokens;
     record("applied", base);
   }
-}
-
-/** The first provider rule the prompt breaks, by format, or undefined when it is valid for all. */
-function providerProblems(
-  formats: ReadonlyArray<ProviderFormat>,
-  prompt: RenderedPrompt,
-): string | undefined {
-  for (const format of formats) {
-    const problems = validateProviderRequest(format, toProviderRequest(format, prompt));
-    if (problems.length > 0) return `${format}: ${problems[0]}`;
-  }
-  return undefined;
-}
-
-function report(run: Run, requestTokens: number): PipelineReport {
-  return {
-    threadId: run.input.log.threadId,
-    tokensBefore: run.tokensBefore,
-    tokensAfter: run.tokens,
-    requestTokens,
-    target: run.target,
-    goal: run.goal,
-    triggered: run.triggered,
-    steps: run.steps,
-    actionsByKind: countKinds(run.added),
-    durationMs: performance.now() - run.started,
-  };
-}
-
-function failure(run: Run, error: LedgerError): PipelineResult {
-  return { ok: false, plan: run.input.plan, error, report: report(run, run.tokens) };
-}
-
-/** Renders the request the run settled on and checks it: budget, injection reserve, each provider's rules. */
-function finish(run: Run): PipelineResult {
-  const { input, settings } = run;
-  const plan = run.added.length === 0 ? input.plan : run.plan;
-  let prompt: ReturnType<typeof renderPrompt>;
-  try {
-    prompt = renderPrompt(input.log, plan, {
-      counter: input.counter,
-      pendingCalls: settings.pendingCalls,
-      ...(input.injections === undefined ? {} : { injections: input.injections }),
-      ...(input.rehydrated === undefined ? {} : { rehydrated: input.rehydrated }),
-      ...(input.previous === undefined ? {} : { previous: input.previous }),
-    });
-  } catch (error) {
-    return failure(run, asLedgerError(error));
-  }
-  const where = { threadId: input.log.threadId };
-  if (run.tokens > run.target) {
-    const error = new BudgetInfeasibleError(
-      "the history is still over the target after every strategy",
-      run.tokens,
-      run.target,
-      where,
-    );
-    return failure(run, error);
-  }
-  const extra = prompt.tokenCount - run.tokens;
-  const reserve = input.budget.injectionReserve + input.budget.rehydrationReserve;
-  if (extra > reserve || prompt.tokenCount > availableForPrompt(input.budget)) {
-    const error = new BudgetInfeasibleError(
-      "injected and rehydrated content overflows its reserve",
-      extra,
-      reserve,
-      where,
-    );
-    return failure(run, error);
-  }
-  for (const format of settings.formats) {
-    const problems = validateProviderRequest(format, toProviderRequest(format, prompt));
-    if (problems.length > 0) return failure(run, new RenderValidationError(format, problems, where));
-  }
-  const changed = plan !== input.plan;
-  return { ok: true, plan, changed, prompt, report: report(run, prompt.tokenCount) };
 }

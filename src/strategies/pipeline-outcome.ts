@@ -1,0 +1,91 @@
+import { BudgetInfeasibleError, LedgerError, RenderValidationError } from "../errors/ledger-error.js";
+import { type ProviderFormat, toProviderRequest, validateProviderRequest } from "../render/provider-rules.js";
+import { renderPrompt } from "../render/render-prompt.js";
+import type { RenderedPrompt } from "../render/rendered-prompt.js";
+import { availableForPrompt } from "../tokens/token-budget.js";
+import type { PipelineResult } from "./pipeline.js";
+import { countKinds, type PipelineReport } from "./pipeline-report.js";
+import type { Run } from "./pipeline-run-state.js";
+
+/** Any thrown value as a `LedgerError` (strategies are user code and may throw anything). */
+export function asLedgerError(error: unknown): LedgerError {
+  if (error instanceof LedgerError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new LedgerError("VALIDATION", `compaction failed: ${message}`, {}, { cause: error });
+}
+
+/** The first provider rule the prompt breaks, by format, or undefined when it is valid for all. */
+export function providerProblems(
+  formats: ReadonlyArray<ProviderFormat>,
+  prompt: RenderedPrompt,
+): string | undefined {
+  for (const format of formats) {
+    const problems = validateProviderRequest(format, toProviderRequest(format, prompt));
+    if (problems.length > 0) return `${format}: ${problems[0]}`;
+  }
+  return undefined;
+}
+
+function report(run: Run, requestTokens: number): PipelineReport {
+  return {
+    threadId: run.input.log.threadId,
+    tokensBefore: run.tokensBefore,
+    tokensAfter: run.tokens,
+    requestTokens,
+    target: run.target,
+    goal: run.goal,
+    triggered: run.triggered,
+    steps: run.steps,
+    actionsByKind: countKinds(run.added),
+    durationMs: performance.now() - run.started,
+  };
+}
+
+export function failure(run: Run, error: LedgerError): PipelineResult {
+  return { ok: false, plan: run.input.plan, error, report: report(run, run.tokens) };
+}
+
+/** Renders the request the run settled on and checks it: budget, injection reserve, each provider's rules. */
+export function finish(run: Run): PipelineResult {
+  const { input, settings } = run;
+  const plan = run.added.length === 0 ? input.plan : run.plan;
+  let prompt: ReturnType<typeof renderPrompt>;
+  try {
+    prompt = renderPrompt(input.log, plan, {
+      counter: input.counter,
+      pendingCalls: settings.pendingCalls,
+      ...(input.injections === undefined ? {} : { injections: input.injections }),
+      ...(input.rehydrated === undefined ? {} : { rehydrated: input.rehydrated }),
+      ...(input.previous === undefined ? {} : { previous: input.previous }),
+    });
+  } catch (error) {
+    return failure(run, asLedgerError(error));
+  }
+  const where = { threadId: input.log.threadId };
+  if (run.tokens > run.target) {
+    const error = new BudgetInfeasibleError(
+      "the history is still over the target after every strategy",
+      run.tokens,
+      run.target,
+      where,
+    );
+    return failure(run, error);
+  }
+  const extra = prompt.tokenCount - run.tokens;
+  const reserve = input.budget.injectionReserve + input.budget.rehydrationReserve;
+  if (extra > reserve || prompt.tokenCount > availableForPrompt(input.budget)) {
+    const error = new BudgetInfeasibleError(
+      "injected and rehydrated content overflows its reserve",
+      extra,
+      reserve,
+      where,
+    );
+    return failure(run, error);
+  }
+  for (const format of settings.formats) {
+    const problems = validateProviderRequest(format, toProviderRequest(format, prompt));
+    if (problems.length > 0) return failure(run, new RenderValidationError(format, problems, where));
+  }
+  const changed = plan !== input.plan;
+  return { ok: true, plan, changed, prompt, report: report(run, prompt.tokenCount) };
+}
