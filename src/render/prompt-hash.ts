@@ -10,13 +10,17 @@ import type { Provenance, RenderedMessage, RenderedPrompt } from "./rendered-pro
 
 /**
  * What one rendered message contributes to the prompt hash: role, content hash (sha256 of role + parts) and
- * provenance. Roles and kinds come from fixed sets and ids are JSON-escaped, so the encoding is unambiguous.
+ * provenance (kind, synthetic, sha256 of the JSON list of source ids). Roles and kinds come from fixed sets and
+ * every other field is a fixed-length digest, so the encoding is unambiguous.
  */
 function hashLine(message: RenderedMessage): string {
   const known = lines.get(message);
   if (known !== undefined) return known;
   const { kind, synthetic, sourceIds } = message.provenance;
-  const line = `${message.role}\n${message.contentHash}\n${kind}\n${synthetic}\n${JSON.stringify(sourceIds)}\n`;
+  // Source ids enter as a digest of their JSON: a summary can stand for 100,000 ids, and the prompt hash is
+  // computed every turn, so its input must not grow with the thread.
+  const sources = createHash("sha256").update(JSON.stringify(sourceIds)).digest("hex");
+  const line = `${message.role}\n${message.contentHash}\n${kind}\n${synthetic}\n${sources}\n`;
   lines.set(message, line);
   return line;
 }
