@@ -146,6 +146,8 @@ async function finishTurn<F extends ProviderFormat>(
     format: input.format,
     model: input.model,
     durationMs,
+    // The provider's input count includes the tool definitions and request framing the budget reserves.
+    fixedTokens: outcome.budget.toolSchemaTokens + outcome.budget.formattingOverhead,
   });
   core.cache.remember(threadId, { log: state.log, plan: result.plan, previous: prompt });
   const stats = turnStats(state, outcome, prompt, calibration, durationMs);
@@ -165,7 +167,13 @@ async function recordCall(
   state: LoadedThread,
   plan: CompactionPlan,
   prompt: RenderedPrompt,
-  call: { callId: string; format: string; model: string | undefined; durationMs: number },
+  call: {
+    callId: string;
+    format: string;
+    model: string | undefined;
+    durationMs: number;
+    fixedTokens: number;
+  },
 ): Promise<void> {
   const refs = appliedRefs(state.log, plan);
   await core.stores.calls.record({
@@ -176,9 +184,10 @@ async function recordCall(
     format: call.format,
     ...(call.model === undefined ? {} : { model: call.model }),
     requestHash: prompt.hash,
-    // The renderer's own count, not the calibrated one: calibration learns usage / this figure, and a
-    // reference that does not move with the ratio keeps that learning free of feedback.
-    tokenEstimate: prompt.tokenCount,
+    // The renderer's own count (plus the tools and framing the budget reserves), not the calibrated one:
+    // calibration learns usage / this figure, and a reference that does not move with the ratio keeps that
+    // learning free of feedback; leaving the tools out would count them as estimation error.
+    tokenEstimate: prompt.tokenCount + call.fixedTokens,
     summaries: refs.summaries,
     evictions: refs.evictions,
     createdAt: new Date(core.now()).toISOString(),
@@ -188,7 +197,7 @@ async function recordCall(
     callId: call.callId,
     planVersion: plan.version,
     logSeq: state.log.length,
-    tokenEstimate: prompt.tokenCount,
+    tokenEstimate: prompt.tokenCount + call.fixedTokens,
   });
 }
 
