@@ -5,7 +5,7 @@ import { diffPlans, formatPlanDiff, type PlanDiff } from "../plan/diff-plans.js"
 import { type ProviderFormat, type ProviderRequestMap, toProviderRequest } from "../render/provider-rules.js";
 import { type Injection, renderPrompt } from "../render/render-prompt.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
-import { observed } from "./compaction-steps.js";
+import { observed, requireMessages } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
 import { type Explanation, explainPlan } from "./explain.js";
 import { inputOf } from "./thread-cache.js";
@@ -34,7 +34,11 @@ export interface PlanDiffResult {
 
 /** The log of a thread, whole (through the cache) or as it was at `logSeq` (from the store). */
 async function logAt(core: EngineCore, threadId: string, logSeq: number | undefined): Promise<ThreadLog> {
-  if (logSeq === undefined) return (await core.cache.load(threadId)).log;
+  if (logSeq === undefined) {
+    const state = await core.cache.load(threadId);
+    requireMessages(state, threadId);
+    return state.log;
+  }
   const entries = await core.stores.log.read(threadId, 0, logSeq);
   if (entries.length < logSeq) {
     throw new ValidationError(`the log has only ${entries.length} messages, not ${logSeq}`, {

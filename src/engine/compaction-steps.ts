@@ -1,4 +1,4 @@
-import { LedgerError, VersionConflictError } from "../errors/ledger-error.js";
+import { LedgerError, NotFoundError, VersionConflictError } from "../errors/ledger-error.js";
 import type { CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
 import type { PipelineReport } from "../strategies/pipeline-report.js";
 import type { EngineCore } from "./engine-core.js";
@@ -16,6 +16,18 @@ export async function loadThread(core: EngineCore, threadId: string): Promise<Lo
     durationMs: performance.now() - t0,
   });
   return state;
+}
+
+/** Throws `NotFoundError` for a thread without messages: there is nothing to compact, render or explain. */
+export function requireMessages(state: LoadedThread, threadId: string): void {
+  if (state.log.length === 0) {
+    throw new NotFoundError(
+      `thread ${JSON.stringify(threadId)} has no messages: append (or ingest) them first`,
+      {
+        threadId,
+      },
+    );
+  }
 }
 
 /** Emits one `proposal` event per strategy step of a pipeline run. */

@@ -7,6 +7,7 @@ import {
   observed,
   reportError,
   reportSteps,
+  requireMessages,
   withConflictRetries,
 } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
@@ -71,6 +72,7 @@ async function compactOnce(
   attempt: number,
 ): Promise<CompactResult> {
   const state = await loadThread(core, threadId);
+  requireMessages(state, threadId);
   core.events.emit("check_started", threadId, {
     operation: "compact",
     logSeq: state.log.length,

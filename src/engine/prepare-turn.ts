@@ -6,7 +6,14 @@ import { availableForPrompt, compactionTarget, type TokenBudget } from "../token
 import { scheduleBackground } from "./background-runs.js";
 import { type Calibration, calibratedBudget } from "./calibration.js";
 import { appliedRefs, saveTurnInputs } from "./call-record.js";
-import { commitPlan, loadThread, observed, reportSteps, withConflictRetries } from "./compaction-steps.js";
+import {
+  commitPlan,
+  loadThread,
+  observed,
+  reportSteps,
+  requireMessages,
+  withConflictRetries,
+} from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
 import type { LoadedThread } from "./thread-cache.js";
 import {
@@ -47,6 +54,7 @@ async function runTurn<F extends ProviderFormat>(
   attempt: number,
 ): Promise<PreparedTurn<F>> {
   const state = await loadThread(core, threadId);
+  requireMessages(state, threadId);
   const calibration = await core.calibration.get(input.model);
   const budget = calibratedBudget(input.budget, calibration.ratio);
   const result = await runInline(core, state, input, budget, calibration.ratio);
