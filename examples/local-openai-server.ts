@@ -12,6 +12,7 @@ import {
   requestTokens,
   type TokenCount,
 } from "./chat-request-rules.js";
+import { readBody } from "./read-body.js";
 import {
   createScriptedAgentModel,
   type ScriptedAgentModel,
@@ -73,15 +74,6 @@ function send(res: ServerResponse, status: number, body: unknown, n: number): vo
     "x-request-id": `req_local_${String(n).padStart(6, "0")}`,
   });
   res.end(JSON.stringify(body));
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
 }
 
 function parseObject(text: string): Record<string, unknown> | undefined {

@@ -64,6 +64,7 @@ export type {
 } from "./log/message.js";
 export { textOf, toolCallsOf, toolResultsOf } from "./log/message.js";
 export { messageInputSchema } from "./log/message-schema.js";
+export { splitAtReplies } from "./log/reply-batches.js";
 export type { CallRef } from "./log/thread-log.js";
 export { ThreadLog } from "./log/thread-log.js";
 export type { Turn } from "./log/turns.js";

@@ -8,6 +8,7 @@ import { createMetricsCollector } from "../src/engine/metrics-collector.js";
 import { BudgetInfeasibleError } from "../src/errors/ledger-error.js";
 import { parseTranscript } from "../src/log/import-jsonl.js";
 import type { MessageInput } from "../src/log/message.js";
+import { splitAtReplies } from "../src/log/reply-batches.js";
 import { ThreadLog } from "../src/log/thread-log.js";
 import { emptyPlan } from "../src/plan/compaction-plan.js";
 import { type ProviderFormat, validateProviderRequest } from "../src/render/provider-rules.js";
@@ -33,21 +34,6 @@ function sqliteStores(): Stores {
   return openSqliteStores({ path: join(dir, "ledger.db"), synchronous: "normal" });
 }
 
-/** The batches a harness appends: everything up to each assistant message (a model call), then the rest. */
-function turnsOf(inputs: ReadonlyArray<MessageInput>): MessageInput[][] {
-  const batches: MessageInput[][] = [];
-  let current: MessageInput[] = [];
-  for (const input of inputs) {
-    if (input.role === "assistant" && current.length > 0) {
-      batches.push(current);
-      current = [];
-    }
-    current.push(input);
-  }
-  if (current.length > 0) batches.push(current);
-  return batches;
-}
-
 function engineOn(
   stores: Stores,
   extra: { cacheThreads?: number; events?: EngineListener } = {},
@@ -68,7 +54,7 @@ async function driveThread(
   const callIds: string[] = [];
   let infeasible = 0;
   let n = 0;
-  for (const batch of turnsOf(inputs)) {
+  for (const batch of splitAtReplies(inputs)) {
     await engine.append("t", batch);
     const format = FORMATS[n++ % FORMATS.length]!;
     const before = await stores.plans.versions("t");

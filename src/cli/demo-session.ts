@@ -2,7 +2,13 @@
  * The demo's input: a generated agent session (no shared data needed), split into the part that is ingested as
  * a JSONL file and the turns a harness appends afterwards, one model call each.
  */
-import { exportTranscript, generateSampleSession, type MessageInput, ThreadLog } from "../index.js";
+import {
+  exportTranscript,
+  generateSampleSession,
+  type MessageInput,
+  splitAtReplies,
+  ThreadLog,
+} from "../index.js";
 
 /** The session the demo runs. */
 export interface DemoSession {
@@ -11,21 +17,6 @@ export interface DemoSession {
   readonly ingested: number;
   /** What happens after each model call: the assistant's reply, its tool results, maybe a new user request. */
   readonly turns: ReadonlyArray<ReadonlyArray<MessageInput>>;
-}
-
-/** Splits messages into batches that each start at an assistant message (a model call's reply). */
-function batchesAtReplies(inputs: ReadonlyArray<MessageInput>): MessageInput[][] {
-  const batches: MessageInput[][] = [];
-  let current: MessageInput[] = [];
-  for (const input of inputs) {
-    if (input.role === "assistant" && current.length > 0) {
-      batches.push(current);
-      current = [];
-    }
-    current.push(input);
-  }
-  if (current.length > 0) batches.push(current);
-  return batches;
 }
 
 /** Drops the generator's ids: transcripts carry none, and the log numbers messages itself. */
@@ -63,7 +54,7 @@ export function demoSession(options: {
   readonly seed: number;
 }): DemoSession {
   const inputs = generateSampleSession({ messages: options.messages, seed: options.seed });
-  const batches = batchesAtReplies(inputs);
+  const batches = splitAtReplies(inputs);
   let cut = 1;
   let ingested = batches[0]!.length;
   while (cut < batches.length - options.turns && ingested < inputs.length * options.ingestShare) {

@@ -6,6 +6,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type ChatRequestLimits, checkChatRequest, roughTokens } from "../../examples/chat-request-rules.js";
+import { readBody } from "../../examples/read-body.js";
 
 export type { ChatRequestLimits } from "../../examples/chat-request-rules.js";
 export { roughTokens } from "../../examples/chat-request-rules.js";
@@ -208,15 +209,6 @@ function send(
   if (res.destroyed) return;
   res.writeHead(status, { "content-type": "application/json", ...headers });
   res.end(JSON.stringify(body));
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
 }
 
 function lowerHeaders(req: IncomingMessage): Record<string, string> {
