@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { call, result, text } from "../../test/support/builders.js";
+import { call, result, text, validationError } from "../../test/support/builders.js";
 import { replyWith, startFakeOpenAIServer } from "../../test/support/fake-openai-server.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";
 import { ValidationError } from "../errors/ledger-error.js";
@@ -23,15 +23,7 @@ const ISSUE_EXAMPLE = {
   ],
 };
 
-function fieldOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationError);
-    return (error as ValidationError).where.field;
-  }
-  throw new Error("expected a ValidationError");
-}
+const fieldOf = (fn: () => unknown): string | undefined => validationError(fn).where.field;
 
 describe("pipelineFromConfig", () => {
   const dir = mkdtempSync(join(tmpdir(), "cl-config-"));

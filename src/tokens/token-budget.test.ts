@@ -1,6 +1,6 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { z } from "zod";
-import { ValidationError } from "../errors/ledger-error.js";
+import { validationError } from "../../test/support/builders.js";
 import {
   availableForPrompt,
   compactionTarget,
@@ -10,15 +10,7 @@ import {
   toolResultCap,
 } from "./token-budget.js";
 
-function fieldOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationError);
-    return (error as ValidationError).where.field;
-  }
-  throw new Error("expected a ValidationError");
-}
+const fieldOf = (fn: () => unknown): string | undefined => validationError(fn).where.field;
 
 describe("createTokenBudget", () => {
   it("fills window and output reserve from the model table", () => {
