@@ -66,7 +66,6 @@ interface Pipelines {
   readonly full: Pipeline;
   readonly inline: Pipeline;
   readonly budget?: TokenBudget;
-  readonly pendingCalls?: PendingCallMode;
 }
 
 function isPipeline(value: unknown): value is Pipeline {
@@ -76,12 +75,28 @@ function isPipeline(value: unknown): value is Pipeline {
 /** A pipeline with only the free strategies of `full`, for turns that leave model strategies to the background. */
 function freeOnly(full: Pipeline): Pipeline {
   if (!full.strategies.some((s) => s.cost === "model")) return full;
-  return createPipeline({ strategies: full.strategies.filter((s) => s.cost === "free") });
+  return createPipeline({
+    strategies: full.strategies.filter((s) => s.cost === "free"),
+    pendingCalls: full.pendingCalls,
+  });
 }
 
 function buildPipelines(options: ContextEngineOptions, settings: EngineSettings): Pipelines {
   if (isPipeline(options.pipeline)) {
-    return { full: options.pipeline, inline: options.inlinePipeline ?? freeOnly(options.pipeline) };
+    const mode = options.pipeline.pendingCalls;
+    if (settings.pendingCalls !== undefined && settings.pendingCalls !== mode) {
+      throw new ValidationError(
+        `option pendingCalls is ${JSON.stringify(settings.pendingCalls)} but the given pipeline renders pending calls as ${JSON.stringify(mode)}: the request and its replay must render them the same way`,
+        { field: "pendingCalls" },
+      );
+    }
+    const inline = options.inlinePipeline ?? freeOnly(options.pipeline);
+    if (inline.pendingCalls !== mode) {
+      throw new ValidationError("inlinePipeline must render pending calls like pipeline", {
+        field: "inlinePipeline",
+      });
+    }
+    return { full: options.pipeline, inline };
   }
   const deps: PipelineDependencies = {
     summaryCache: options.stores.summaries,
@@ -89,7 +104,12 @@ function buildPipelines(options: ContextEngineOptions, settings: EngineSettings)
     tenant: settings.tenant,
     ...(options.summarizer === undefined ? {} : { summarizer: options.summarizer }),
   };
-  const configured = pipelineFromConfig(options.pipeline ?? DEFAULT_PIPELINE_CONFIG, deps);
+  // The engine's pendingCalls option wins over the config's: the pipeline renders the request with it, and
+  // replay and render must use the very same mode.
+  const base = options.pipeline ?? DEFAULT_PIPELINE_CONFIG;
+  const config =
+    settings.pendingCalls === undefined ? base : { ...base, pendingCalls: settings.pendingCalls };
+  const configured = pipelineFromConfig(config, deps);
   const full = configured.pipeline;
   const free = (config: PipelineConfig): PipelineConfig => ({
     ...config,
@@ -104,7 +124,6 @@ function buildPipelines(options: ContextEngineOptions, settings: EngineSettings)
     full,
     inline,
     ...(configured.budget === undefined ? {} : { budget: configured.budget }),
-    ...(configured.config.pendingCalls === undefined ? {} : { pendingCalls: configured.config.pendingCalls }),
   };
 }
 
@@ -148,7 +167,7 @@ export function createEngineCore(options: ContextEngineOptions): EngineCore {
     inline: settings.summarization === "inline" ? pipelines.full : pipelines.inline,
     full: pipelines.full,
     background: settings.summarization === "background" && pipelines.inline !== pipelines.full,
-    pendingCalls: settings.pendingCalls ?? pipelines.pendingCalls ?? "stub",
+    pendingCalls: pipelines.full.pendingCalls,
     events: createEventSink(listeners, now),
     cache: new ThreadCache(options.stores, counter, settings.cacheThreads),
     calibration: new CalibrationCache(options.stores.calls, settings.calibration, now),

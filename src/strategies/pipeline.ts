@@ -79,6 +79,8 @@ export type PipelineResult = PipelineSuccess | PipelineFailure;
 /** The compaction pipeline: strategies in order, one run per model call. */
 export interface Pipeline {
   readonly strategies: ReadonlyArray<PipelineStrategy>;
+  /** How this pipeline renders calls without a result: callers that render the same plan must use the same. */
+  readonly pendingCalls: PendingCallMode;
   run(input: PipelineInput): Promise<PipelineResult>;
 }
 
@@ -142,5 +144,5 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     pendingCalls: options.pendingCalls ?? "stub",
     failures: new Map<string, { count: number; cooldown: number }>(),
   };
-  return { strategies, run: (input) => runPipeline(input, settings) };
+  return { strategies, pendingCalls: settings.pendingCalls, run: (input) => runPipeline(input, settings) };
 }
