@@ -1,5 +1,10 @@
 import type { CompactionPlan } from "../plan/compaction-plan.js";
-import { assertValid, type ProviderFormat, toProviderRequest } from "../render/provider-rules.js";
+import {
+  assertValid,
+  type ProviderFormat,
+  type ProviderRequestMap,
+  toProviderRequest,
+} from "../render/provider-rules.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
 import type { PipelineResult, PipelineSuccess } from "../strategies/pipeline.js";
 import { availableForPrompt, compactionTarget, type TokenBudget } from "../tokens/token-budget.js";
@@ -60,6 +65,10 @@ async function runTurn<F extends ProviderFormat>(
   const result = await runInline(core, state, input, budget, calibration.ratio);
   reportSteps(core, "prepareTurn", threadId, result.report);
   if (!result.ok) throw result.error;
+  // Transactional: the request in the caller's format is built and checked before the plan is committed, so a
+  // format the pipeline did not validate can never leave a committed plan without its call.
+  const request = toProviderRequest(input.format, result.prompt);
+  assertValid(input.format, request);
   const figures = { tokensBefore: result.report.tokensBefore, tokensAfter: result.report.tokensAfter };
   if (result.changed) await commitPlan(core, "prepareTurn", state.plan, result.plan, figures, attempt);
   const scheduled =
@@ -74,7 +83,7 @@ async function runTurn<F extends ProviderFormat>(
       tokensAfter: result.report.tokensAfter,
       calibrationRatio: calibration.ratio,
     });
-  return finishTurn(core, state, input, {
+  return finishTurn(core, state, input, request, {
     result,
     calibration,
     budget,
@@ -129,13 +138,12 @@ async function finishTurn<F extends ProviderFormat>(
   core: EngineCore,
   state: LoadedThread,
   input: TurnInput<F>,
+  request: ProviderRequestMap[F],
   outcome: TurnOutcome,
 ): Promise<PreparedTurn<F>> {
   const { result, calibration } = outcome;
   const threadId = state.log.threadId;
   const prompt = result.prompt;
-  const request = toProviderRequest(input.format, prompt);
-  assertValid(input.format, request);
   core.events.emit("rendered", threadId, {
     format: input.format,
     tokens: prompt.tokenCount,
