@@ -1,7 +1,8 @@
 import { NotFoundError, ValidationError, VersionConflictError } from "../errors/ledger-error.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
-import { parsePlan } from "../plan/plan-schema.js";
+import { parsePlan, planSchema } from "../plan/plan-schema.js";
 import { checkSeq, checkThreadId } from "./log-store.js";
+import { checkValue } from "./store-row-schemas.js";
 
 /**
  * Keeps every committed version of each thread's compaction plan. `commit` is optimistic: the caller names the
@@ -26,7 +27,10 @@ export interface PlanStore {
   versions(threadId: string): Promise<ReadonlyArray<number>>;
 }
 
-/** Checks the arguments of `commit`; throws `ValidationError` naming the thread and field. */
+/**
+ * Checks the arguments of `commit`, including the plan against its schema (a plan no backend could read back
+ * would make the thread unusable); throws `ValidationError` naming the thread and field.
+ */
 export function checkCommit(plan: CompactionPlan, expectedVersion: number): void {
   checkThreadId(plan?.threadId);
   checkSeq(plan.threadId, expectedVersion, "expectedVersion");
@@ -36,6 +40,7 @@ export function checkCommit(plan: CompactionPlan, expectedVersion: number): void
       { threadId: plan.threadId, field: "version" },
     );
   }
+  checkValue(planSchema, plan, { what: `plan version ${plan.version}`, threadId: plan.threadId });
 }
 
 /** The conflict raised when a commit names a stale plan version. */

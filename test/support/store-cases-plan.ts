@@ -94,6 +94,16 @@ export function planCases(opener: StoreOpener, title: (t: string) => string): vo
     },
   );
 
+  it(title("a plan that breaks the plan schema is refused before anything is written"), async () => {
+    const { stores } = await opener.fresh();
+    await stores.plans.commit(richPlan("t1", 1), 0);
+    const bad = { ...richPlan("t1", 2), actions: [{ kind: "drop", span: [], record: { kind: "drop" } }] };
+    const error = await rejection(stores.plans.commit(bad as unknown as CompactionPlan, 1), ValidationError);
+    expect(error.where.threadId).toBe("t1");
+    expect(await stores.plans.versions("t1")).toEqual([1]);
+    expect(serializePlan(await stores.plans.latest("t1"))).toBe(serializePlan(richPlan("t1", 1)));
+  });
+
   it(title("a plan whose version is not expectedVersion + 1 is refused"), async () => {
     const { stores } = await opener.fresh();
     const error = await rejection(stores.plans.commit(richPlan("t1", 3), 0), ValidationError);
