@@ -3,7 +3,6 @@
  * the request it would send (append the messages since the last call, run the pipeline, render), exactly as a
  * harness calling the engine once per model call would. Used by the trajectory test and the pipeline benchmark.
  */
-import { BudgetInfeasibleError } from "../../src/errors/ledger-error.js";
 import type { MessageInput } from "../../src/log/message.js";
 import { ThreadLog } from "../../src/log/thread-log.js";
 import { emptyPlan, nextPlan, type PlanAction } from "../../src/plan/compaction-plan.js";
@@ -29,7 +28,10 @@ export interface SimulationResult {
    * and pending calls alone exceed the budget.
    */
   readonly unavoidable: number;
-  /** Of the failures, those where the pipeline's fallback found its protected content alone over the budget. */
+  /**
+   * Of the failures, those where the fallback's protected content (the last turn with its tool bodies stubbed,
+   * system, pinned, pending) alone is over the budget, by an independent naive computation.
+   */
   readonly protectedOverBudget: number;
   readonly failureMessages: ReadonlyArray<string>;
   /** Requests over the budget or invalid for a provider (must be 0). */
@@ -66,21 +68,48 @@ export interface SimulationOptions {
   readonly threadId?: string;
 }
 
-/** Tokens of the smallest request compaction could make: everything but the untouchable content dropped. */
-export function floorTokens(log: ThreadLog, counter: MessageCounter): number {
-  const keep = protectedGroups(log, "lastUserMessage");
-  const span: string[] = [];
-  for (let seq = 0; seq < log.length; seq++)
-    if (keep[log.groupIndexOf(seq)] === 0) span.push(log.at(seq)!.id);
+/**
+ * Tokens of the smallest request the fallback's rules allow, computed naively and independently of the fallback:
+ * every unprotected group dropped, and with `stubBodies` every tool result and call argument list of the protected
+ * (non-pending) tool-call groups cleared. `lastUserMessage` without stubs is the floor of any compaction at all.
+ */
+export function floorTokens(
+  log: ThreadLog,
+  counter: MessageCounter,
+  protect: "lastTurn" | "lastUserMessage" = "lastUserMessage",
+  stubBodies = false,
+): number {
+  const keep = protectedGroups(log, protect);
+  const drop: string[] = [];
+  const clear: string[] = [];
+  for (const group of log.groups) {
+    if (keep[group.index] === 0) drop.push(...group.messageIds);
+    else if (stubBodies && group.kind === "tool_call" && !group.pending) {
+      for (const seq of group.seqs) {
+        const m = log.at(seq)!;
+        const body = m.parts.some(
+          (p) => p.type === "tool_result" || (p.type === "tool_call" && p.args.length > 2),
+        );
+        if (body && m.meta.pinned !== true) clear.push(m.id);
+      }
+    }
+  }
+  const actions: PlanAction[] = [];
+  if (drop.length > 0) {
+    actions.push({
+      kind: "drop",
+      span: drop,
+      record: { kind: "drop", reason: "floor" },
+      strategy: "floor",
+      reason: "floor",
+    });
+  }
+  if (clear.length > 0) {
+    const record = { kind: "clear" as const, clearArgs: true };
+    actions.push({ kind: "clear", span: clear, record, strategy: "floor", reason: "floor" });
+  }
   const plan = emptyPlan(log.threadId);
-  const drop: PlanAction = {
-    kind: "drop",
-    span,
-    record: { kind: "drop", reason: "floor" },
-    strategy: "floor",
-    reason: "floor",
-  };
-  const floor = span.length === 0 ? plan : nextPlan(plan, [drop], log.length);
+  const floor = actions.length === 0 ? plan : nextPlan(plan, actions, log.length);
   return renderPrompt(log, floor, { counter, validatePlan: false }).tokenCount;
 }
 
@@ -149,12 +178,9 @@ export async function simulateTurns(options: SimulationOptions): Promise<Simulat
     if (!result.ok) {
       out.failures++;
       if (floorTokens(log, counter) > budgetTokens) out.unavoidable++;
-      if (
-        result.error instanceof BudgetInfeasibleError &&
-        result.error.message.includes("protected content")
-      ) {
-        out.protectedOverBudget++;
-      }
+      // Judged independently of the pipeline: would the fallback's own rules (last turn kept, its tool bodies
+      // stubbed) leave the request over budget?
+      if (floorTokens(log, counter, "lastTurn", true) > budgetTokens) out.protectedOverBudget++;
       if (failureMessages.length < 5)
         failureMessages.push(`request ${out.requests}: ${result.error.message}`);
       continue;
