@@ -147,11 +147,11 @@ export function summaryCases(backend: StoreBackend, opener: StoreOpener, title: 
   });
 
   it.runIf(backend.name === "memory")(
-    title("the in-memory cache evicts the least recently used entry and expires by TTL"),
+    title("the memory stores' summary cache takes its LRU size and TTL from the stores' options"),
     async () => {
-      const { createMemorySummaryCache } = await import("../../src/stores/memory/memory-summary-cache.js");
+      const { createMemoryStores } = await import("../../src/stores/memory/memory-stores.js");
       const clock = fakeClock();
-      const cache = createMemorySummaryCache({ maxEntries: 2, ttlMs: 1_000, now: clock.now });
+      const cache = createMemoryStores({ summaryMaxEntries: 2, summaryTtlMs: 1_000, now: clock.now }).summaries;
       await cache.set("a", summary("a"));
       await cache.set("b", summary("b"));
       await cache.get("a");
