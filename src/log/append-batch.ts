@@ -194,7 +194,9 @@ export function trustedBatch(
       });
     }
     batchIds.add(message.id);
-    const callSeqByPart = pairParts(message, pending, where);
+    // The same pairing rules as a checked append (reused ids, orphaned results, parts per role): rows from a
+    // store are trusted to be well formed, not to come from this library.
+    const callSeqByPart = checkParts(message, message.seq, pending, where);
     const answers =
       callSeqByPart.length === 1 ? callSeqByPart : [...new Set(callSeqByPart)].sort((a, b) => a - b);
     entries.push({
@@ -204,28 +206,4 @@ export function trustedBatch(
     });
   });
   return { entries, pending };
-}
-
-function pairParts(
-  message: Message,
-  pending: Map<string, CallRef>,
-  where: { threadId: string; index: number; messageId: string },
-): ReadonlyArray<number> {
-  const callSeqByPart: number[] = [];
-  message.parts.forEach((part, partIndex) => {
-    if (part.type === "tool_call") {
-      pending.set(part.callId, { seq: message.seq, partIndex, callId: part.callId, name: part.name });
-    } else if (part.type === "tool_result") {
-      const call = pending.get(part.callId);
-      if (call === undefined) {
-        throw new ValidationError(
-          `stored tool result for call id ${JSON.stringify(part.callId)} answers no pending call`,
-          { ...where, field: `parts[${partIndex}].callId` },
-        );
-      }
-      pending.delete(part.callId);
-      callSeqByPart.push(call.seq);
-    }
-  });
-  return callSeqByPart;
 }

@@ -50,6 +50,14 @@ describe("ThreadLog.appendTrusted", () => {
     const orphan = validationError(() => ThreadLog.fromTrusted("t", [u, { ...r, seq: 1 }]));
     expect(orphan.where.field).toBe("parts[0].callId");
     expect(ThreadLog.fromTrusted("t", [u, a]).pendingCalls.has("c1")).toBe(true);
+    // The pairing rules of a checked append hold here too: a call id reused while still unanswered, a tool
+    // part in a user message.
+    const again = { ...a, id: "a2", seq: 2 };
+    expect(validationError(() => ThreadLog.fromTrusted("t", [u, a, again])).message).toMatch(/reused/);
+    const misplaced = { ...u, id: "u2", seq: 1, parts: [call("c9")] };
+    expect(validationError(() => ThreadLog.fromTrusted("t", [u, misplaced])).where.field).toBe(
+      "parts[0].type",
+    );
   });
 });
 
