@@ -4,6 +4,7 @@ import { type CompactionPlan, extendPlan, type PlanAction } from "../plan/compac
 import { decisionAt, resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
 import { groupTokens } from "./group-accounting.js";
+import { protectedGroups } from "./hard-fallback.js";
 
 /** Options of `dropOldestToFit`. */
 export interface DropOldestOptions {
@@ -16,16 +17,14 @@ export interface DropOldestOptions {
 }
 
 /**
- * Indices of the groups compaction may never remove: system prompts and `meta.pinned` messages, pending calls,
- * and everything from the last user message on (including results arriving there for older calls).
+ * Indices of the groups this fallback may never remove: the hard fallback's protected groups with the whole last
+ * user turn kept (system prompts, `meta.pinned` messages, pending calls, the last user message and everything after
+ * it; the newest non-system group when there is no user message).
  */
 export function pinnedGroups(log: ThreadLog): Set<number> {
+  const keep = protectedGroups(log, "lastTurn");
   const pinned = new Set<number>();
-  for (const seq of log.pinnedSeqs) pinned.add(log.groupIndexOf(seq));
-  for (const call of log.pendingCalls.values()) pinned.add(log.groupIndexOf(call.seq));
-  const lastUser = log.lastUserSeq;
-  for (let seq = lastUser >= 0 ? lastUser : log.length; seq < log.length; seq++)
-    pinned.add(log.groupIndexOf(seq));
+  for (let g = 0; g < keep.length; g++) if (keep[g] === 1) pinned.add(g);
   return pinned;
 }
 
