@@ -3,6 +3,7 @@
  * the way a coding agent's model does — mostly parallel tool calls, now and then a plain-text report — so a
  * harness can be driven for hundreds of turns without a real model.
  */
+import { SeededRandom } from "../src/index.js";
 
 /** One tool call as the model emits it (`arguments` is JSON text, as the API sends it). */
 export interface ScriptedToolCall {
@@ -59,16 +60,10 @@ const REPORTS = [
   "The plan resolver keeps earlier decisions, so the cached prefix survives; I have not changed it.",
 ] as const;
 
-/** mulberry32: a tiny seeded generator, enough for reproducible choices. */
+/** The project's seeded generator as a function, for the choices below. */
 function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
+  const rng = new SeededRandom(seed);
+  return () => rng.next();
 }
 
 function pick<T>(items: ReadonlyArray<T>, next: () => number): T {

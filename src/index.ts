@@ -125,6 +125,7 @@ export type { Provenance, RenderedKind, RenderedMessage, RenderedPrompt } from "
 
 export type { SampleSessionOptions } from "./sample/sample-session.js";
 export { generateSampleSession } from "./sample/sample-session.js";
+export { SeededRandom } from "./sample/seeded-random.js";
 
 export type {
   Artifact,
