@@ -4,6 +4,7 @@
  * Every turn: `prepareTurn` → `chat.completions.create` → `recordUsage` → append the reply and the tool
  * results. It exits 1 if the server rejected a single request or a replay did not match.
  */
+import { createHash } from "node:crypto";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -103,6 +104,8 @@ export async function runAgentHarness(options: HarnessOptions = {}): Promise<Har
 /** What one run counts as it goes. */
 interface Tally {
   readonly callIds: string[];
+  /** What was sent per call (sha256 of the messages' JSON), to hold replays against the bytes that left. */
+  readonly sent: Map<string, string>;
   readonly rejections: string[];
   userMessages: number;
   toolCalls: number;
@@ -162,6 +165,7 @@ function openSession(
     onTurn: options.onTurn,
     tally: {
       callIds: [],
+      sent: new Map(),
       rejections: [],
       userMessages: 1,
       toolCalls: 0,
@@ -186,6 +190,7 @@ async function step(s: Session, turn: number): Promise<boolean> {
     budget: s.budget,
   });
   tally.callIds.push(prepared.callId);
+  tally.sent.set(prepared.callId, digest(prepared.request.messages));
   tally.lastStats = prepared.stats;
   if (prepared.stats.compacted) tally.compactedTurns++;
   tally.maxEngineTokens = Math.max(tally.maxEngineTokens, prepared.stats.tokens);
@@ -228,6 +233,10 @@ async function step(s: Session, turn: number): Promise<boolean> {
   return true;
 }
 
+function digest(value: unknown): string {
+  return createHash("sha256").update(JSON.stringify(value)).digest("hex");
+}
+
 function progressLine(s: Session, turn: number): string {
   const st = s.tally.lastStats;
   if (st === undefined) return `turn ${turn}`;
@@ -240,7 +249,11 @@ async function summarize(s: Session, replayEvery: number, started: number): Prom
   let ok = 0;
   for (let i = 0; i < tally.callIds.length; i += Math.max(1, replayEvery)) {
     checked++;
-    if ((await s.engine.replay(tally.callIds[i]!)).ok) ok++;
+    const callId = tally.callIds[i]!;
+    const replay = await s.engine.replay(callId);
+    // Not only the engine's own hash: the re-rendered messages must be the very ones the SDK sent.
+    const messages = (replay.request as { messages?: unknown } | undefined)?.messages;
+    if (replay.ok && digest(messages) === tally.sent.get(callId)) ok++;
   }
   const explanation = await s.engine.explain(s.threadId);
   const stats = s.server.stats();

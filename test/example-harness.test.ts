@@ -41,7 +41,7 @@ describe("example agent harness", () => {
     expect(summary.calibration.ratio).toBeLessThan(1.5);
   });
 
-  it("replays every call to the hash that was sent", () => {
+  it("replays every call to the hash and the messages that were sent", () => {
     expect(summary.replays.checked).toBe(summary.turns);
     expect(summary.replays.ok).toBe(summary.replays.checked);
   });
