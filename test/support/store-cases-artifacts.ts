@@ -151,7 +151,11 @@ export function summaryCases(backend: StoreBackend, opener: StoreOpener, title: 
     async () => {
       const { createMemoryStores } = await import("../../src/stores/memory/memory-stores.js");
       const clock = fakeClock();
-      const cache = createMemoryStores({ summaryMaxEntries: 2, summaryTtlMs: 1_000, now: clock.now }).summaries;
+      const cache = createMemoryStores({
+        summaryMaxEntries: 2,
+        summaryTtlMs: 1_000,
+        now: clock.now,
+      }).summaries;
       await cache.set("a", summary("a"));
       await cache.set("b", summary("b"));
       await cache.get("a");
