@@ -1,6 +1,7 @@
 import type { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, PRECEDENCE, parentOf } from "./compaction-plan.js";
 import type { Decision } from "./resolve-plan.js";
+import { recordedRuns } from "./span-seqs.js";
 
 /** A plan resolved against a log: which action governs each seq (-1 = included by default). */
 export interface SeqResolution {
@@ -76,38 +77,78 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
   else for (let seq = 0; seq < copied; seq++) if (actionAt[seq]! >= 0) governed[actionAt[seq]!]!++;
   let skippedIds = base?.skippedIds ?? false;
   const spanIssues: SpanIssue[] = base === undefined ? [] : [...base.spanIssues];
-  const seen = seenTable(plan, decisions.length, log.length);
+  // Precedence rank per action index, so the per-seq comparison reads a typed array, not a keyed property.
+  const ranks = new Int8Array(plan.actions.length);
+  for (let a = 0; a < plan.actions.length; a++) ranks[a] = PRECEDENCE[plan.actions[a]!.kind];
   const idTable = log.idTable();
+  const length = log.length;
   for (let actionIndex = decisions.length; actionIndex < plan.actions.length; actionIndex++) {
     const action = plan.actions[actionIndex]!;
     decisions.push({ kind: action.kind, actionIndex, action });
     if (action.record.kind !== action.kind) spanIssues.push({ code: "record_mismatch", actionIndex });
-    const rank = PRECEDENCE[action.kind];
-    let hint = -1;
+    const rank = ranks[actionIndex]!;
     const span = action.span;
-    // Indexed loops: iterating frozen arrays with for-of is several times slower in V8.
-    for (let i = 0; i < span.length; i++) {
-      const id = span[i]!;
-      // Spans list ids in log order: check the next seq in the contiguous id table before hashing the id.
-      const seq = idTable[hint + 1] === id && hint + 1 < log.length ? hint + 1 : log.seqOf(id);
-      if (seq === undefined) {
-        spanIssues.push({ code: "unknown_id", actionIndex, messageId: id });
-        skippedIds = true;
-        continue;
-      }
-      hint = seq;
-      if (seen(seq, actionIndex)) spanIssues.push({ code: "duplicate_in_span", actionIndex, messageId: id });
+    // Applies the span's entry at `index` (naming `seq`) by precedence.
+    const apply = (seq: number, index: number): void => {
       if (seq >= limit) {
-        spanIssues.push({ code: "future_id", actionIndex, messageId: id, seq });
+        spanIssues.push({ code: "future_id", actionIndex, messageId: span[index]!, seq });
         skippedIds = true;
-        continue;
+        return;
       }
       const current = actionAt[seq]!;
-      if (current < 0 || rank >= PRECEDENCE[decisions[current]!.kind]) {
+      if (current < 0 || rank >= ranks[current]!) {
         if (current >= 0) governed[current]!--;
         governed[actionIndex]!++;
         actionAt[seq] = actionIndex;
       }
+    };
+    const runs = recordedRuns(span, log);
+    if (runs !== undefined) {
+      // Built from seqs of this history: ascending, no repeats, every id known.
+      let offset = 0;
+      for (let r = 0; r < runs.length; r += 2) {
+        const start = runs[r]!;
+        const end = runs[r + 1]!;
+        const base = offset - start;
+        for (let q = start; q < end; q++) apply(q, base + q);
+        offset += end - start;
+      }
+      continue;
+    }
+    // Seqs this action named already; only built when its span stops ascending (a span in log order, the
+    // normal case, cannot name a seq twice).
+    let named: Set<number> | undefined;
+    let maxSeq = -1;
+    let hint = -1;
+    // Spans list ids in log order, mostly in runs of consecutive seqs: find each run by comparing the span with
+    // the log's contiguous id table (string identity, no hashing), then apply it as one seq range.
+    for (let i = 0; i < span.length; ) {
+      const id = span[i]!;
+      const seq = hint + 1 < length && idTable[hint + 1] === id ? hint + 1 : log.seqOf(id);
+      if (seq === undefined) {
+        spanIssues.push({ code: "unknown_id", actionIndex, messageId: id });
+        skippedIds = true;
+        i++;
+        continue;
+      }
+      let end = seq + 1;
+      let j = i + 1;
+      while (j < span.length && end < length && idTable[end] === span[j]) {
+        end++;
+        j++;
+      }
+      if (named === undefined && seq <= maxSeq) named = seqsNamedBefore(span, i, log);
+      for (let q = seq; q < end; q++) {
+        if (named !== undefined) {
+          if (named.has(q))
+            spanIssues.push({ code: "duplicate_in_span", actionIndex, messageId: span[i + q - seq]! });
+          named.add(q);
+        }
+        apply(q, i + q - seq);
+      }
+      if (end - 1 > maxSeq) maxSeq = end - 1;
+      hint = end - 1;
+      i = j;
     }
   }
   const resolution: SeqResolution = { plan, actionAt, decisions, skippedIds, spanIssues, governed };
@@ -115,35 +156,12 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
   return resolution;
 }
 
-/**
- * `seen(seq, action)` marks a seq as named by an action and says whether that action named it already (an id
- * twice in one span). Many new ids: a table over the log (`1 + action` per seq); few: a set per action, so a
- * child plan adding a few ids does not allocate a table the size of the log.
- */
-function seenTable(
-  plan: CompactionPlan,
-  from: number,
-  length: number,
-): (seq: number, actionIndex: number) => boolean {
-  let named = 0;
-  for (let a = from; a < plan.actions.length; a++) named += plan.actions[a]!.span.length;
-  if (named * 16 > length) {
-    const lastSeen = new Int32Array(length);
-    return (seq, actionIndex) => {
-      const again = lastSeen[seq] === actionIndex + 1;
-      lastSeen[seq] = actionIndex + 1;
-      return again;
-    };
+/** The seqs of the known ids in `span[0..before)`: the duplicate check of a span that went back in the log. */
+function seqsNamedBefore(span: ReadonlyArray<string>, before: number, log: ThreadLog): Set<number> {
+  const named = new Set<number>();
+  for (let i = 0; i < before; i++) {
+    const seq = log.seqOf(span[i]!);
+    if (seq !== undefined) named.add(seq);
   }
-  let current = -1;
-  const seqs = new Set<number>();
-  return (seq, actionIndex) => {
-    if (actionIndex !== current) {
-      current = actionIndex;
-      seqs.clear();
-    }
-    if (seqs.has(seq)) return true;
-    seqs.add(seq);
-    return false;
-  };
+  return named;
 }

@@ -149,9 +149,13 @@ function sweepGroups(log: ThreadLog, resolved: SeqResolution, problems: PlanProb
   const { actionAt, decisions } = resolved;
   const state = new Int8Array(log.groupCount); // 0 unseen, 1 kept, 2 removed, 3 split
   const split: number[] = [];
+  // 1 kept / 2 removed per action index, so the sweep reads typed arrays only.
+  const keptBy = new Uint8Array(decisions.length);
+  for (let a = 0; a < decisions.length; a++) keptBy[a] = keepsMessage[decisions[a]!.kind] ? 1 : 2;
+  const covered = Math.min(actionAt.length, log.length);
   for (let seq = 0; seq < log.length; seq++) {
-    const action = seq < actionAt.length ? actionAt[seq]! : -1;
-    const kept = action < 0 || keepsMessage[decisions[action]!.kind] ? 1 : 2;
+    const action = seq < covered ? actionAt[seq]! : -1;
+    const kept = action < 0 ? 1 : keptBy[action]!;
     const group = groupOf[seq]!;
     const seen = state[group]!;
     if (seen === 0) state[group] = kept;

@@ -104,16 +104,21 @@ export function groupToolResults(messages: ReadonlyArray<RenderedMessage>): Read
  * general rule (the nearest unanswered call is in the latest assistant message), so nothing needs moving.
  */
 function resultsInPlace(messages: ReadonlyArray<RenderedMessage>): boolean {
-  let open = new Set<string>();
-  for (const message of messages) {
+  // Indexed loops: this runs over every message of every request, and for-of over frozen arrays is slow in V8.
+  const open = new Set<string>();
+  for (let m = 0; m < messages.length; m++) {
+    const message = messages[m]!;
+    const parts = message.parts;
     if (message.role === "tool") {
-      for (const part of message.parts) {
+      for (let p = 0; p < parts.length; p++) {
+        const part = parts[p]!;
         if (part.type !== "tool_result" || !open.delete(part.callId)) return false;
       }
       continue;
     }
-    open = new Set();
-    for (const part of message.parts) {
+    if (open.size > 0) open.clear();
+    for (let p = 0; p < parts.length; p++) {
+      const part = parts[p]!;
       if (part.type === "tool_result") return false;
       if (part.type === "tool_call") open.add(part.callId);
     }

@@ -69,7 +69,7 @@ export function toOpenAIChat(source: AdapterSource): OpenAIChatRequest {
       built = deepFreeze(chatMessages(entry));
       memo.set(origin, built);
     }
-    messages.push(...built);
+    for (let i = 0; i < built.length; i++) messages.push(built[i]!);
   }
   return { messages };
 }

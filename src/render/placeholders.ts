@@ -2,7 +2,7 @@ import type { Message, Part, ToolResultPart } from "../log/message.js";
 import type { ClearRecord, ExternalizationRecord, SummarizationRecord } from "../plan/compaction-plan.js";
 
 /** Version of the placeholder and synthetic-message texts; part of every render hash. */
-export const RENDER_FORMAT_VERSION = "cl-render/2";
+export const RENDER_FORMAT_VERSION = "cl-render/3";
 
 /** A human-readable size: `812 chars`, `48 KB`, `1.2 MB` (characters, 1 KB = 1024). */
 export function formatSize(chars: number): string {

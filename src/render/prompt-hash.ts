@@ -10,19 +10,32 @@ import type { Provenance, RenderedMessage, RenderedPrompt } from "./rendered-pro
 
 /**
  * What one rendered message contributes to the prompt hash: role, content hash (sha256 of role + parts) and
- * provenance (kind, synthetic, sha256 of the JSON list of source ids). Roles and kinds come from fixed sets and
- * every other field is a fixed-length digest, so the encoding is unambiguous.
+ * provenance (kind, synthetic, source ids). Roles and kinds come from fixed sets, the content hash has a fixed
+ * length and the sources field is tagged, so the encoding is unambiguous.
  */
 function hashLine(message: RenderedMessage): string {
   const known = lines.get(message);
   if (known !== undefined) return known;
   const { kind, synthetic, sourceIds } = message.provenance;
-  // Source ids enter as a digest of their JSON: a summary can stand for 100,000 ids, and the prompt hash is
-  // computed every turn, so its input must not grow with the thread.
-  const sources = createHash("sha256").update(JSON.stringify(sourceIds)).digest("hex");
-  const line = `${message.role}\n${message.contentHash}\n${kind}\n${synthetic}\n${sources}\n`;
+  const line = `${message.role}\n${message.contentHash}\n${kind}\n${synthetic}\n${sourcesField(sourceIds)}\n`;
   lines.set(message, line);
   return line;
+}
+
+/** Source lists up to this many ids enter the hash as JSON; longer ones as a digest. */
+const INLINE_SOURCES = 8;
+
+/**
+ * The sources field of a hash line: `=` and the JSON list for a short list (most rendered messages have one
+ * source; a digest per message made hashing a cold render's main cost), `#` and the sha256 of that JSON for a
+ * long one (a summary can stand for 100,000 ids, and the hash is computed every turn, so its input must not grow
+ * with the thread). JSON escapes newlines, so the field never contains the line separator.
+ */
+function sourcesField(sourceIds: ReadonlyArray<string>): string {
+  const json = JSON.stringify(sourceIds);
+  return sourceIds.length <= INLINE_SOURCES
+    ? `=${json}`
+    : `#${createHash("sha256").update(json).digest("hex")}`;
 }
 
 // Rendered messages are frozen and reused across renders (memos), and a summary's provenance can list tens of

@@ -94,6 +94,23 @@ export function renderPrompt(log: ThreadLog, plan: CompactionPlan, options: Rend
   return finishPrompt(log, plan, ctx.out, options);
 }
 
+// The seqs holding pending calls, per pending-call map (a log value's map is immutable and shared by renders).
+const pendingSeqsMemo = new WeakMap<ReadonlyMap<string, { readonly seq: number }>, ReadonlySet<number>>();
+
+function pendingSeqsOf(pending: ReadonlyMap<string, { readonly seq: number }>): ReadonlySet<number> {
+  let seqs = pendingSeqsMemo.get(pending);
+  if (seqs === undefined) {
+    seqs = new Set([...pending.values()].map((c) => c.seq));
+    pendingSeqsMemo.set(pending, seqs);
+  }
+  return seqs;
+}
+
+function hasToolCall(parts: ReadonlyArray<Part>): boolean {
+  for (let i = 0; i < parts.length; i++) if (parts[i]!.type === "tool_call") return true;
+  return false;
+}
+
 /** The per-counter memo of rendered messages (tokens depend on the counter, so memos never mix). */
 function memoFor<K extends object, V>(
   memos: WeakMap<MessageCounter, WeakMap<K, V>>,
@@ -124,7 +141,7 @@ class RenderContext {
   ) {
     this.#memo = memoFor(memoByCounter, options.counter);
     this.#stubMemo = memoFor(stubMemoByCounter, options.counter);
-    this.#pendingSeqs = new Set([...log.pendingCalls.values()].map((c) => c.seq));
+    this.#pendingSeqs = pendingSeqsOf(log.pendingCalls);
   }
 
   visit(message: Message, decision: Decision | undefined): void {
@@ -139,9 +156,7 @@ class RenderContext {
       return;
     }
     this.#emitMessage(message, decision?.action);
-    if (message.role === "assistant" && message.parts.some((p) => p.type === "tool_call")) {
-      this.#emitResultsOf(message);
-    }
+    if (message.role === "assistant" && hasToolCall(message.parts)) this.#emitResultsOf(message);
   }
 
   appendTail(): void {
@@ -184,7 +199,10 @@ class RenderContext {
 
   #emitMessage(message: Message, action: PlanAction | undefined, parts?: ReadonlyArray<Part>): void {
     const pending = this.#pendingSeqs.has(message.seq);
-    if (parts === undefined && !pending) {
+    // Holding calls back changes a pending message's body with the set of pending calls; a stub leaves it as is,
+    // so only held messages bypass the memo.
+    const held = pending && this.options.pendingCalls === "hold";
+    if (parts === undefined && !held) {
       const hit = this.#memo.get(message);
       if (hit !== undefined && hit.action === action) {
         this.out.push(hit.rendered);
@@ -199,7 +217,7 @@ class RenderContext {
       );
       kind = "cleared";
     }
-    if (pending && this.options.pendingCalls === "hold") {
+    if (held) {
       body = body.filter((p) => p.type !== "tool_call" || !this.#isPendingHere(message, p));
       if (body.length === 0) return;
     }
@@ -211,7 +229,7 @@ class RenderContext {
       this.options.counter,
       hash,
     );
-    if (parts === undefined && !pending) this.#memo.set(message, { action, rendered });
+    if (parts === undefined && !held) this.#memo.set(message, { action, rendered });
     this.out.push(rendered);
   }
 

@@ -2,6 +2,7 @@ import { BudgetInfeasibleError } from "../errors/ledger-error.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, extendPlan, type PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
+import { spanOfSeqs } from "../plan/span-seqs.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
 import { groupTokens } from "./group-accounting.js";
 import { protectedGroups } from "./hard-fallback.js";
@@ -35,6 +36,9 @@ interface CutMemo {
   readonly olderPinned: ReadonlyArray<number>;
 }
 
+// Above this many groups to drop, their ids are found by one sweep over the seq tables.
+const MANY_GROUPS = 256;
+
 // Where the last fit cut a history, per resulting plan, so the next turn only walks the groups it keeps.
 const cuts = new WeakMap<CompactionPlan, CutMemo>();
 
@@ -66,11 +70,13 @@ export function dropOldestToFit(
   }
   // Groups to drop are marked by index; their ids are collected at the end (see spanOf).
   const marked = new Uint8Array(log.groupCount);
+  // The marked groups, listed only while few (spanOf sweeps the mark table for many).
   const toDrop: number[] = [];
+  let dropCount = 0;
   const mark = (g: number): void => {
     if (marked[g] === 0) {
       marked[g] = 1;
-      toDrop.push(g);
+      if (++dropCount <= MANY_GROUPS) toDrop.push(g);
     }
   };
   // A mark table instead of Set lookups: the scan below visits every group on a cold call.
@@ -86,8 +92,7 @@ export function dropOldestToFit(
     if (isPinned[g] === 1) continue;
     if (full) {
       // Past the cut everything unpinned goes, without reading the group itself.
-      marked[g] = 1;
-      toDrop.push(g);
+      mark(g);
       continue;
     }
     const cost = groupTokens(log, log.groupAt(g), resolution, options.counter);
@@ -101,7 +106,7 @@ export function dropOldestToFit(
     }
   }
   if (!full) cut = Math.min(cut, stop);
-  const span = spanOf(log, resolution, marked, toDrop);
+  const span = spanOf(log, resolution, marked, dropCount > MANY_GROUPS ? undefined : toDrop);
   if (span.length === 0) return plan;
   const next = extendPlan(plan, [dropAction(span, options)], log.length);
   cuts.set(next, { log, cut, olderPinned: [...pinned].filter((g) => g < cut).sort((a, b) => a - b) });
@@ -116,19 +121,29 @@ function spanOf(
   log: ThreadLog,
   resolution: SeqResolution,
   marked: Uint8Array,
-  groups: ReadonlyArray<number>,
+  groups: ReadonlyArray<number> | undefined,
 ): string[] {
-  const ids = log.idTable();
   const live = (seq: number): boolean => decisionAt(resolution, seq)?.kind !== "drop";
-  if (groups.length > 256) {
+  if (groups === undefined) {
     const groupOf = log.groupIndexTable();
-    const span: string[] = [];
-    for (let seq = 0; seq < log.length; seq++)
-      if (marked[groupOf[seq]!] === 1 && live(seq)) span.push(ids[seq]!);
-    return span;
+    const { actionAt, decisions } = resolution;
+    const drops = new Uint8Array(decisions.length);
+    for (let a = 0; a < decisions.length; a++) drops[a] = decisions[a]!.kind === "drop" ? 1 : 0;
+    const covered = Math.min(actionAt.length, log.length);
+    const seqs = new Int32Array(log.length);
+    let count = 0;
+    for (let seq = 0; seq < log.length; seq++) {
+      if (marked[groupOf[seq]!] !== 1) continue;
+      const action = seq < covered ? actionAt[seq]! : -1;
+      if (action < 0 || drops[action] === 0) seqs[count++] = seq;
+    }
+    return spanOfSeqs(log, seqs.subarray(0, count));
   }
   const seqs = groups.flatMap((g) => log.groupAt(g).seqs).filter(live);
-  return seqs.sort((a, b) => a - b).map((seq) => ids[seq]!);
+  return spanOfSeqs(
+    log,
+    seqs.sort((a, b) => a - b),
+  );
 }
 
 function dropAction(span: ReadonlyArray<string>, options: DropOldestOptions): PlanAction {

@@ -3,6 +3,7 @@ import { BudgetInfeasibleError } from "../errors/ledger-error.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, nextPlan, type PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
+import { spanOfSeqs } from "../plan/span-seqs.js";
 import { parseOptions } from "./options.js";
 import type { Proposal, Strategy, StrategyContext } from "./strategy.js";
 
@@ -71,10 +72,9 @@ function droppable(
 
 /** Ids of the droppable messages whose group is below `cut`, in log order. */
 function idsBelow(log: ThreadLog, list: ReturnType<typeof droppable>, cut: number): string[] {
-  const ids = log.idTable();
-  const out: string[] = [];
-  for (let i = 0; i < list.seqs.length; i++) if (list.groups[i]! < cut) out.push(ids[list.seqs[i]!]!);
-  return out;
+  const seqs: number[] = [];
+  for (let i = 0; i < list.seqs.length; i++) if (list.groups[i]! < cut) seqs.push(list.seqs[i]!);
+  return spanOfSeqs(log, seqs);
 }
 
 /** Index of the newest group the fallback may drop, or -1. */

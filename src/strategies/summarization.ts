@@ -5,6 +5,7 @@ import type { Group } from "../log/groups.js";
 import type { Message } from "../log/message.js";
 import type { PlanAction } from "../plan/compaction-plan.js";
 import { resolveForLog } from "../plan/resolve-for-log.js";
+import { spanOfSeqs } from "../plan/span-seqs.js";
 import { type SummaryCache, summaryCacheKey } from "../stores/summary-cache.js";
 import { renderedGroupTokens } from "./group-accounting.js";
 import { parseOptions } from "./options.js";
@@ -154,10 +155,9 @@ async function propose(ctx: StrategyContext, settings: Settings): Promise<Propos
   } catch (error) {
     return { actions: [], notes: [failureNote(error)] };
   }
-  const ids = ctx.log.idTable();
   const action: PlanAction = {
     kind: "summarize",
-    span: spanSeqs.map((seq) => ids[seq]!),
+    span: spanOfSeqs(ctx.log, spanSeqs),
     record: {
       kind: "summarize",
       summary: result.text,

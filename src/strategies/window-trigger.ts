@@ -8,6 +8,7 @@ import type { ThreadLog } from "../log/thread-log.js";
 import type { PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, type SeqResolution } from "../plan/resolve-for-log.js";
 import type { Decision } from "../plan/resolve-plan.js";
+import { spanOfSeqs } from "../plan/span-seqs.js";
 import { type DecisionChange, GroupSweep } from "./group-sweep.js";
 import type { StrategyContext } from "./strategy.js";
 
@@ -182,10 +183,9 @@ export function dropGroupsAction(
   reason: string,
 ): PlanAction {
   const seqs = groups.flatMap((g) => g.seqs).sort((a, b) => a - b);
-  const ids = log.idTable();
   return {
     kind: "drop",
-    span: seqs.map((seq) => ids[seq]!),
+    span: spanOfSeqs(log, seqs),
     record: { kind: "drop", reason: recordReason },
     strategy,
     reason,

@@ -1,0 +1,164 @@
+/**
+ * Seq resolution (`resolveForLog`, the table every strategy and the renderer read) against the pure id-based
+ * resolution of DESIGN.md (`resolvePlan`), on random logs and random spans: ids in and out of log order, repeated,
+ * unknown and past `basedOnSeq`, and spans built from seqs (`spanOfSeqs`, which resolve through recorded runs
+ * instead of id lookups). Set FC_SEED to replay a failing run.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { ThreadLog } from "../src/log/thread-log.js";
+import { type ActionKind, createPlan, type PlanAction } from "../src/plan/compaction-plan.js";
+import { decisionAt, resolveForLog, type SeqResolution } from "../src/plan/resolve-for-log.js";
+import { resolvePlan } from "../src/plan/resolve-plan.js";
+import { recordedRuns, spanOfSeqs } from "../src/plan/span-seqs.js";
+import { arbitraryLog, fcParams } from "./support/arbitrary-log.js";
+import { records } from "./support/builders.js";
+
+const RUNS = 1000;
+const kinds: ActionKind[] = ["include", "clear", "summarize", "externalize", "drop"];
+
+/** One action's span: seqs of the log (possibly repeated, in any order) plus unknown ids, and how to build it. */
+interface SpanSpec {
+  readonly kind: ActionKind;
+  readonly picks: ReadonlyArray<number>;
+  readonly unknown: ReadonlyArray<number>;
+  readonly order: "ascending" | "as-drawn";
+  readonly fromSeqs: boolean;
+}
+
+const spanSpecArb: fc.Arbitrary<SpanSpec> = fc.record({
+  kind: fc.constantFrom(...kinds),
+  picks: fc.array(fc.nat(200), { maxLength: 12 }),
+  unknown: fc.array(fc.nat(3), { maxLength: 2 }),
+  order: fc.constantFrom("ascending", "ascending", "as-drawn"),
+  fromSeqs: fc.boolean(),
+});
+
+function actionOf(log: ThreadLog, spec: SpanSpec): PlanAction {
+  const seqs = log.length === 0 ? [] : spec.picks.map((p) => p % log.length);
+  let span: string[];
+  if (spec.fromSeqs) {
+    span = spanOfSeqs(
+      log,
+      [...new Set(seqs)].sort((a, b) => a - b),
+    );
+  } else {
+    const ordered = spec.order === "ascending" ? [...seqs].sort((a, b) => a - b) : seqs;
+    span = ordered.map((seq) => log.at(seq)!.id);
+    for (const u of spec.unknown) span.splice(u % (span.length + 1), 0, `unknown-${u}`);
+  }
+  return { kind: spec.kind, span, record: records[spec.kind], strategy: "prop", reason: "" } as PlanAction;
+}
+
+function table(log: ThreadLog, resolution: SeqResolution): Array<[string, number] | null> {
+  return log.messages.map((m) => {
+    const d = decisionAt(resolution, m.seq);
+    return d === undefined ? null : [d.kind, d.actionIndex];
+  });
+}
+
+describe("resolveForLog agrees with resolvePlan (property)", () => {
+  it("per seq below basedOnSeq: same winning kind and action, whatever the span order, repeats or unknown ids", () => {
+    fc.assert(
+      fc.property(
+        arbitraryLog({ maxOps: 24 }),
+        fc.array(spanSpecArb, { maxLength: 5 }),
+        fc.nat(40),
+        (log, specs, basedOnSlack) => {
+          const actions = specs.map((s) => actionOf(log, s));
+          const basedOnSeq = Math.max(0, log.length - (basedOnSlack % (log.length + 1)));
+          const plan = createPlan({ threadId: log.threadId, version: 1, basedOnSeq, actions });
+          const resolution = resolveForLog(plan, log);
+          const byId = resolvePlan(plan);
+          for (const m of log.messages) {
+            const d = decisionAt(resolution, m.seq);
+            if (m.seq >= basedOnSeq) {
+              expect(d).toBeUndefined();
+              continue;
+            }
+            const expected = byId.decisions.get(m.id);
+            expect(d === undefined ? null : [d.kind, d.actionIndex]).toEqual(
+              expected === undefined ? null : [expected.kind, expected.actionIndex],
+            );
+          }
+          // Governed counts are what the table says, action by action.
+          const counts = new Array<number>(actions.length).fill(0);
+          for (const m of log.messages) {
+            const d = decisionAt(resolution, m.seq);
+            if (d !== undefined) counts[d.actionIndex]!++;
+          }
+          expect([...resolution.governed]).toEqual(counts);
+        },
+      ),
+      fcParams(RUNS),
+    );
+  });
+
+  it("reports each repeated, unknown and future id of a span exactly as often as it occurs", () => {
+    fc.assert(
+      fc.property(
+        arbitraryLog({ maxOps: 24 }),
+        fc.array(spanSpecArb, { maxLength: 4 }),
+        fc.nat(40),
+        (log, specs, slack) => {
+          const actions = specs.map((s) => actionOf(log, s));
+          const basedOnSeq = Math.max(0, log.length - (slack % (log.length + 1)));
+          const plan = createPlan({ threadId: log.threadId, version: 1, basedOnSeq, actions });
+          const issues = resolveForLog(plan, log).spanIssues;
+          const expected: string[] = [];
+          actions.forEach((action, a) => {
+            const seen = new Set<string>();
+            for (const id of action.span) {
+              const seq = log.seqOf(id);
+              if (seq === undefined) {
+                expected.push(`${a} unknown_id ${id}`);
+                continue;
+              }
+              if (seen.has(id)) expected.push(`${a} duplicate_in_span ${id}`);
+              seen.add(id);
+              if (seq >= basedOnSeq) expected.push(`${a} future_id ${id}`);
+            }
+          });
+          const got = issues.map((i) => `${i.actionIndex} ${i.code} ${i.messageId}`);
+          expect(got.sort()).toEqual(expected.sort());
+        },
+      ),
+      fcParams(RUNS),
+    );
+  });
+
+  it("resolves a span built from seqs exactly like a plain copy of its ids", () => {
+    fc.assert(
+      fc.property(arbitraryLog({ maxOps: 24 }), fc.array(spanSpecArb, { maxLength: 5 }), (log, specs) => {
+        const actions = specs.map((s) => actionOf(log, { ...s, fromSeqs: true }));
+        const copies = actions.map((a) => ({ ...a, span: [...a.span] }));
+        for (const a of actions) if (a.span.length > 0) expect(recordedRuns(a.span, log)).toBeDefined();
+        for (const a of copies) expect(recordedRuns(a.span, log)).toBeUndefined();
+        const make = (list: PlanAction[]) =>
+          createPlan({ threadId: log.threadId, version: 1, basedOnSeq: log.length, actions: list });
+        expect(table(log, resolveForLog(make(actions), log))).toEqual(
+          table(log, resolveForLog(make(copies), log)),
+        );
+      }),
+      fcParams(RUNS),
+    );
+  });
+});
+
+describe("spanOfSeqs", () => {
+  it("refuses seqs out of order, repeated or past the log, and forgets runs for another history", () => {
+    fc.assert(
+      fc.property(arbitraryLog({ maxOps: 8 }), arbitraryLog({ maxOps: 8 }), (log, other) => {
+        fc.pre(log.length >= 2);
+        expect(() => spanOfSeqs(log, [1, 0])).toThrow(RangeError);
+        expect(() => spanOfSeqs(log, [0, 0])).toThrow(RangeError);
+        expect(() => spanOfSeqs(log, [log.length])).toThrow(RangeError);
+        const span = spanOfSeqs(log, [0, 1]);
+        expect(span).toEqual([log.at(0)!.id, log.at(1)!.id]);
+        expect([...recordedRuns(span, log)!]).toEqual([0, 2]);
+        if (other.idTable() !== log.idTable()) expect(recordedRuns(span, other)).toBeUndefined();
+      }),
+      fcParams(200),
+    );
+  });
+});
