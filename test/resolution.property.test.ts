@@ -6,11 +6,11 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { ThreadLog } from "../src/log/thread-log.js";
+import { ThreadLog } from "../src/log/thread-log.js";
 import { type ActionKind, createPlan, type PlanAction } from "../src/plan/compaction-plan.js";
 import { decisionAt, resolveForLog, type SeqResolution } from "../src/plan/resolve-for-log.js";
 import { resolvePlan } from "../src/plan/resolve-plan.js";
-import { recordedRuns, spanOfSeqs } from "../src/plan/span-seqs.js";
+import { recordedRuns, spanOfRuns, spanOfSeqs } from "../src/plan/span-seqs.js";
 import { arbitraryLog, fcParams } from "./support/arbitrary-log.js";
 import { records } from "./support/builders.js";
 
@@ -160,5 +160,34 @@ describe("spanOfSeqs", () => {
       }),
       fcParams(200),
     );
+  });
+
+  it("builds a span of many runs as the ids of their seqs, and refuses runs that touch, overlap or leave the log", () => {
+    fc.assert(
+      fc.property(arbitraryLog({ maxOps: 24 }), fc.array(fc.boolean(), { maxLength: 80 }), (log, keep) => {
+        const seqs = log.messages
+          .map((m) => m.seq)
+          .filter((seq) => keep[seq % Math.max(1, keep.length)] === true);
+        const span = spanOfSeqs(log, seqs);
+        expect(span).toEqual(seqs.map((seq) => log.at(seq)!.id));
+        const runs = recordedRuns(span, log);
+        if (seqs.length > 0) expect(runs).toBeDefined();
+        const covered: number[] = [];
+        for (let r = 0; r < (runs?.length ?? 0); r += 2)
+          for (let q = runs![r]!; q < runs![r + 1]!; q++) covered.push(q);
+        expect(covered).toEqual(seqs);
+      }),
+      fcParams(RUNS),
+    );
+    const log = ThreadLog.from("t", [
+      { id: "a", role: "user", parts: [{ type: "text", text: "a" }] },
+      { id: "b", role: "assistant", parts: [{ type: "text", text: "b" }] },
+      { id: "c", role: "user", parts: [{ type: "text", text: "c" }] },
+    ]);
+    expect(spanOfRuns(log, [0, 1, 2, 3])).toEqual(["a", "c"]);
+    expect(() => spanOfRuns(log, [0, 1, 1, 2])).toThrow(RangeError); // touching: one run written as two
+    expect(() => spanOfRuns(log, [0, 2, 1, 3])).toThrow(RangeError);
+    expect(() => spanOfRuns(log, [2, 4])).toThrow(RangeError);
+    expect(() => spanOfRuns(log, [1, 1])).toThrow(RangeError);
   });
 });

@@ -153,7 +153,21 @@ export function nextPlan(
     if (twin?.threadId === plan.threadId && twin.basedOnSeq === basedOnSeq) parents.set(plan, twin);
   }
   if (!byActions.has(plan.actions)) byActions.set(plan.actions, plan);
+  forgetDistantAncestor(plan);
   return plan;
+}
+
+/**
+ * How many generations of parents a plan keeps reachable. Parents are an optimization (memos of strategies and
+ * resolution are found along the lineage), and an unbounded chain would keep every plan a long-lived thread ever
+ * had, with its memos, in memory.
+ */
+export const LINEAGE_DEPTH = 32;
+
+function forgetDistantAncestor(plan: CompactionPlan): void {
+  let ancestor: CompactionPlan | undefined = plan;
+  for (let i = 0; i < LINEAGE_DEPTH && ancestor !== undefined; i++) ancestor = parents.get(ancestor);
+  if (ancestor !== undefined) parents.delete(ancestor);
 }
 
 /** A plan whose actions are the previous plan's followed by `added`. */

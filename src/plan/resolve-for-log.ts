@@ -64,8 +64,10 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
   const cached = reusable(plan, log);
   if (cached !== undefined) return cached;
   const limit = Math.min(plan.basedOnSeq, log.length);
+  // Extend the parent's table when it is at hand; otherwise resolve flat (walking up the lineage would make an
+  // old plan cost one full resolution per ancestor).
   const parent = parentOf(plan);
-  const parentResolution = parent === undefined ? undefined : resolveForLog(parent, log);
+  const parentResolution = parent === undefined ? undefined : reusable(parent, log);
   const base = parentResolution?.skippedIds === false ? parentResolution : undefined;
   const actionAt = new Int32Array(limit);
   const copied = base === undefined ? 0 : Math.min(limit, base.actionAt.length);
@@ -153,6 +155,11 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
   }
   const resolution: SeqResolution = { plan, actionAt, decisions, skippedIds, spanIssues, governed };
   memo.set(plan, { log, resolution });
+  // A table per plan is one int per message: keep those of the last two generations only (the parent's is what a
+  // sibling candidate extends; older ones would pile up along a long-lived lineage, 400 KB per plan at 100,000
+  // messages). A plan resolved again later is resolved flat.
+  const grandparent = parent === undefined ? undefined : parentOf(parent);
+  if (base !== undefined && grandparent !== undefined) memo.delete(grandparent);
   return resolution;
 }
 

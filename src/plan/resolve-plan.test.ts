@@ -7,6 +7,7 @@ import {
   createPlan,
   emptyPlan,
   extendPlan,
+  LINEAGE_DEPTH,
   nextPlan,
   type PlanAction,
   PRECEDENCE,
@@ -176,5 +177,25 @@ describe("resolveForLog", () => {
     const kindsOf = (p: CompactionPlan) =>
       log.messages.map((m) => decisionAt(resolveForLog(p, log), m.seq)?.kind);
     expect(kindsOf(committed)).toEqual(kindsOf(createPlan(committed)));
+  });
+
+  it("keeps at most LINEAGE_DEPTH parents reachable and resolves every generation like its flat copy", () => {
+    const kinds3: ActionKind[] = ["clear", "summarize", "drop", "include", "externalize"];
+    const chain: CompactionPlan[] = [emptyPlan("t")];
+    for (let i = 0; i < LINEAGE_DEPTH + 8; i++) {
+      const id = ["a", "b", "c"][i % 3]!;
+      chain.push(extendPlan(chain[chain.length - 1]!, [act(kinds3[i % kinds3.length]!, [id])], 3));
+    }
+    let reachable = 0;
+    for (let p = parentOf(chain[chain.length - 1]!); p !== undefined; p = parentOf(p)) reachable++;
+    expect(reachable).toBe(LINEAGE_DEPTH);
+    // Newest first, then oldest first: tables of dropped generations are rebuilt flat, never by walking the chain.
+    const kindsOf = (p: CompactionPlan) =>
+      log.messages.map((m) => [
+        decisionAt(resolveForLog(p, log), m.seq)?.kind,
+        decisionAt(resolveForLog(p, log), m.seq)?.actionIndex,
+      ]);
+    for (const p of [...chain].reverse()) expect(kindsOf(p)).toEqual(kindsOf(createPlan(p)));
+    for (const p of chain) expect(kindsOf(p)).toEqual(kindsOf(createPlan(p)));
   });
 });

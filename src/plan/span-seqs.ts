@@ -21,21 +21,45 @@ const runsBySpan = new WeakMap<ReadonlyArray<string>, SpanRuns>();
  * `resolveForLog`. Throws on seqs out of order or out of range: a wrong record would resolve the span wrongly.
  */
 export function spanOfSeqs(log: ThreadLog, seqs: ArrayLike<number>): string[] {
-  const table = log.idTable();
-  const span = new Array<string>(seqs.length);
   const runs: number[] = [];
   let previous = -1;
   for (let i = 0; i < seqs.length; i++) {
     const seq = seqs[i]!;
-    if (!(seq > previous && seq < log.length)) {
-      throw new RangeError(
-        `span seqs must ascend within the log (seq ${seq} after ${previous}, log length ${log.length})`,
-      );
-    }
-    span[i] = table[seq]!;
+    if (!(seq > previous)) throw new RangeError(`span seqs must ascend (seq ${seq} after ${previous})`);
     if (seq === previous + 1 && runs.length > 0) runs[runs.length - 1] = seq + 1;
     else runs.push(seq, seq + 1);
     previous = seq;
+  }
+  return spanOfRuns(log, runs);
+}
+
+/**
+ * The span of the seq runs `[start, end)` given as flat pairs (ascending, apart, within the log), with the runs
+ * remembered for `resolveForLog`. Throws `RangeError` on runs out of order, touching or out of range.
+ */
+export function spanOfRuns(log: ThreadLog, runs: ReadonlyArray<number>): string[] {
+  const length = log.length;
+  for (let r = 0; r < runs.length; r += 2) {
+    const start = runs[r]!;
+    const end = runs[r + 1]!;
+    const floor = r === 0 ? 0 : runs[r - 1]! + 1;
+    if (!(start >= floor && end > start && end <= length)) {
+      throw new RangeError(
+        `span run [${start}, ${end}) is out of order or outside the log (length ${length})`,
+      );
+    }
+  }
+  // Copy the ids run by run as slices of the table (block copies; pushing 100,000 ids one by one costs ~10×),
+  // joined in batches so a span of many short runs never spreads too many arguments.
+  const table = log.idTable() as ReadonlyArray<string>;
+  let span: string[] = [];
+  const batch: string[][] = [];
+  for (let r = 0; r < runs.length; r += 2) {
+    batch.push(table.slice(runs[r], runs[r + 1]));
+    if (batch.length === 1024 || r + 2 >= runs.length) {
+      span = span.concat(...batch);
+      batch.length = 0;
+    }
   }
   runsBySpan.set(span, { table, runs: Int32Array.from(runs) });
   return span;

@@ -103,7 +103,7 @@ export function groupToolResults(messages: ReadonlyArray<RenderedMessage>): Read
  * call (only such tool messages in between) — what `renderPrompt` always produces. Pairing then matches the
  * general rule (the nearest unanswered call is in the latest assistant message), so nothing needs moving.
  */
-function resultsInPlace(messages: ReadonlyArray<RenderedMessage>): boolean {
+export function resultsInPlace(messages: ReadonlyArray<RenderedMessage>): boolean {
   // Indexed loops: this runs over every message of every request, and for-of over frozen arrays is slow in V8.
   const open = new Set<string>();
   for (let m = 0; m < messages.length; m++) {

@@ -32,6 +32,7 @@ import {
   mediaReference,
   messagesOf,
   resultsIn,
+  resultsInPlace,
 } from "./adapter-input.js";
 import type { RenderedMessage } from "./rendered-prompt.js";
 
@@ -58,20 +59,35 @@ const memo = new WeakMap<RenderedMessage, ReadonlyArray<ChatCompletionMessagePar
 export function toOpenAIChat(source: AdapterSource): OpenAIChatRequest {
   const rendered = messagesOf(source);
   const messages: ChatCompletionMessageParam[] = [];
+  if (resultsInPlace(rendered)) {
+    // What renderPrompt produces: every message converts on its own, so each one's memoized form is reused
+    // without building an entry per message.
+    for (let i = 0; i < rendered.length; i++) {
+      const built = memoized(rendered[i]!, i);
+      for (let j = 0; j < built.length; j++) messages.push(built[j]!);
+    }
+    return { messages };
+  }
   for (const entry of groupToolResults(rendered)) {
     const origin = rendered[entry.sourceIndex];
     if (origin === undefined || origin.parts !== entry.parts) {
       messages.push(...chatMessages(entry));
       continue;
     }
-    let built = memo.get(origin);
-    if (built === undefined) {
-      built = deepFreeze(chatMessages(entry));
-      memo.set(origin, built);
-    }
+    const built = memoized(origin, entry.sourceIndex);
     for (let i = 0; i < built.length; i++) messages.push(built[i]!);
   }
   return { messages };
+}
+
+/** The chat messages of a rendered message that converts on its own (its parts unchanged), built once. */
+function memoized(origin: RenderedMessage, index: number): ReadonlyArray<ChatCompletionMessageParam> {
+  let built = memo.get(origin);
+  if (built === undefined) {
+    built = deepFreeze(chatMessages({ sourceIndex: index, role: origin.role, parts: origin.parts }));
+    memo.set(origin, built);
+  }
+  return built;
 }
 
 function chatMessages(entry: AdapterEntry): ChatCompletionMessageParam[] {

@@ -13,11 +13,14 @@ import type { Provenance, RenderedMessage, RenderedPrompt } from "./rendered-pro
  * provenance (kind, synthetic, source ids). Roles and kinds come from fixed sets, the content hash has a fixed
  * length and the sources field is tagged, so the encoding is unambiguous.
  */
-function hashLine(message: RenderedMessage): string {
+function hashLine(message: RenderedMessage): Buffer {
   const known = lines.get(message);
   if (known !== undefined) return known;
   const { kind, synthetic, sourceIds } = message.provenance;
-  const line = `${message.role}\n${message.contentHash}\n${kind}\n${synthetic}\n${sourcesField(sourceIds)}\n`;
+  const line = Buffer.from(
+    `${message.role}\n${message.contentHash}\n${kind}\n${synthetic}\n${sourcesField(sourceIds)}\n`,
+    "utf8",
+  );
   lines.set(message, line);
   return line;
 }
@@ -39,8 +42,9 @@ function sourcesField(sourceIds: ReadonlyArray<string>): string {
 }
 
 // Rendered messages are frozen and reused across renders (memos), and a summary's provenance can list tens of
-// thousands of ids: its line is built once per message object.
-const lines = new WeakMap<RenderedMessage, string>();
+// thousands of ids: its line is built once per message object, as bytes, so hashing a prompt is one copy of
+// the lines and one hash update (not a string of every line re-encoded each turn).
+const lines = new WeakMap<RenderedMessage, Buffer>();
 
 /** Builds a frozen rendered message and counts its tokens (cached by content hash in the counter). */
 export function makeRendered(
@@ -55,6 +59,8 @@ export function makeRendered(
   return deepFreeze({ role, parts, provenance, tokens, contentHash: hash });
 }
 
+const VERSION_LINE = Buffer.from(`${RENDER_FORMAT_VERSION}\n`, "utf8");
+
 /** Leading tokens of `current` that are identical, message for message, to `previous`. */
 export function unchangedLeadingTokens(
   previous: ReadonlyArray<RenderedMessage>,
@@ -65,7 +71,7 @@ export function unchangedLeadingTokens(
   for (let i = 0; i < n; i++) {
     const a = previous[i]!;
     const b = current[i]!;
-    if (a !== b && hashLine(a) !== hashLine(b)) break;
+    if (a !== b && !hashLine(a).equals(hashLine(b))) break;
     tokens += b.tokens;
   }
   return tokens;
@@ -87,9 +93,10 @@ export function stablePrefixEnd(messages: ReadonlyArray<RenderedMessage>): numbe
  * hashing a prompt never re-reads message text.
  */
 export function hashRendered(messages: ReadonlyArray<RenderedMessage>): string {
-  const hash = createHash("sha256").update(`${RENDER_FORMAT_VERSION}\n`);
-  for (const message of messages) hash.update(hashLine(message));
-  return hash.digest("hex");
+  const chunks = new Array<Buffer>(messages.length + 1);
+  chunks[0] = VERSION_LINE;
+  for (let i = 0; i < messages.length; i++) chunks[i + 1] = hashLine(messages[i]!);
+  return createHash("sha256").update(Buffer.concat(chunks)).digest("hex");
 }
 
 /** Assembles the final `RenderedPrompt` with totals, hash and cache-stability figures. */

@@ -106,6 +106,18 @@ function pendingSeqsOf(pending: ReadonlyMap<string, { readonly seq: number }>): 
   return seqs;
 }
 
+/** The ids of a message's calls that are still pending (as `pendingStubParts` finds them), joined; "" for none. */
+function pendingKey(message: Message, pending: ReadonlyMap<string, { readonly seq: number }>): string {
+  let key = "";
+  const parts = message.parts;
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    if (part.type === "tool_call" && pending.get(part.callId)?.seq === message.seq)
+      key += `${part.callId}\u0000`;
+  }
+  return key;
+}
+
 function hasToolCall(parts: ReadonlyArray<Part>): boolean {
   for (let i = 0; i < parts.length; i++) if (parts[i]!.type === "tool_call") return true;
   return false;
@@ -250,15 +262,15 @@ class RenderContext {
 
   #emitPendingStubs(call: Message): void {
     if (!this.#pendingSeqs.has(call.seq)) return;
-    const stubs = pendingStubParts(call, this.log.pendingCalls);
-    if (stubs.length === 0) return;
     // The stub depends only on which calls of this message are pending: reuse it while that stays the same.
-    const key = stubs.map((p) => p.callId).join("\u0000");
+    const key = pendingKey(call, this.log.pendingCalls);
+    if (key === "") return;
     const hit = this.#stubMemo.get(call);
     if (hit !== undefined && hit.key === key) {
       this.out.push(hit.rendered);
       return;
     }
+    const stubs = pendingStubParts(call, this.log.pendingCalls);
     const rendered = makeRendered(
       "tool",
       stubs,

@@ -2,10 +2,10 @@ import { BudgetInfeasibleError } from "../errors/ledger-error.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, extendPlan, type PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
-import { spanOfSeqs } from "../plan/span-seqs.js";
+import { spanOfRuns, spanOfSeqs } from "../plan/span-seqs.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
 import { groupTokens } from "./group-accounting.js";
-import { protectedGroups } from "./hard-fallback.js";
+import { protectedGroupList } from "./hard-fallback.js";
 
 /** Options of `dropOldestToFit`. */
 export interface DropOldestOptions {
@@ -23,10 +23,7 @@ export interface DropOldestOptions {
  * it; the newest non-system group when there is no user message).
  */
 export function pinnedGroups(log: ThreadLog): Set<number> {
-  const keep = protectedGroups(log, "lastTurn");
-  const pinned = new Set<number>();
-  for (let g = 0; g < keep.length; g++) if (keep[g] === 1) pinned.add(g);
-  return pinned;
+  return new Set(protectedGroupList(log, "lastTurn"));
 }
 
 interface CutMemo {
@@ -60,7 +57,7 @@ export function dropOldestToFit(
   const memo = cuts.get(plan);
   const known = memo !== undefined && log.extends(memo.log) ? memo : undefined;
   const stop = known?.cut ?? 0;
-  const pinned = pinnedGroups(log);
+  const pinned = protectedGroupList(log, "lastTurn");
   let pinnedTokens = 0;
   for (const g of pinned) pinnedTokens += groupTokens(log, log.groupAt(g), resolution, options.counter);
   if (pinnedTokens > limit) {
@@ -109,7 +106,7 @@ export function dropOldestToFit(
   const span = spanOf(log, resolution, marked, dropCount > MANY_GROUPS ? undefined : toDrop);
   if (span.length === 0) return plan;
   const next = extendPlan(plan, [dropAction(span, options)], log.length);
-  cuts.set(next, { log, cut, olderPinned: [...pinned].filter((g) => g < cut).sort((a, b) => a - b) });
+  cuts.set(next, { log, cut, olderPinned: pinned.filter((g) => g < cut) });
   return next;
 }
 
@@ -130,14 +127,17 @@ function spanOf(
     const drops = new Uint8Array(decisions.length);
     for (let a = 0; a < decisions.length; a++) drops[a] = decisions[a]!.kind === "drop" ? 1 : 0;
     const covered = Math.min(actionAt.length, log.length);
-    const seqs = new Int32Array(log.length);
-    let count = 0;
-    for (let seq = 0; seq < log.length; seq++) {
+    const length = log.length;
+    const runs: number[] = [];
+    let end = -1; // end of the open run
+    for (let seq = 0; seq < length; seq++) {
       if (marked[groupOf[seq]!] !== 1) continue;
       const action = seq < covered ? actionAt[seq]! : -1;
-      if (action < 0 || drops[action] === 0) seqs[count++] = seq;
+      if (action >= 0 && drops[action] === 1) continue;
+      if (seq === end) runs[runs.length - 1] = end = seq + 1;
+      else runs.push(seq, (end = seq + 1));
     }
-    return spanOfSeqs(log, seqs.subarray(0, count));
+    return spanOfRuns(log, runs);
   }
   const seqs = groups.flatMap((g) => log.groupAt(g).seqs).filter(live);
   return spanOfSeqs(

@@ -35,6 +35,14 @@ export function pendingStubTokens(log: ThreadLog, group: Group, counter: Message
  * that way.
  */
 export function messageTokens(log: ThreadLog, seq: number, counter: MessageCounter): number {
+  const table = seqTable(log, counter);
+  if (seq < table.length && table[seq]! >= 0) return table[seq]!;
+  const tokens = countAsRendered(log, seq, counter);
+  if (seq < table.length) table[seq] = tokens;
+  return tokens;
+}
+
+function countAsRendered(log: ThreadLog, seq: number, counter: MessageCounter): number {
   const message = log.at(seq)!;
   if (log.answersOf(seq).length <= 1) return counter.countMessage(message, message.hash);
   const callSeqs = log.callSeqsOfParts(seq);
@@ -44,6 +52,29 @@ export function messageTokens(log: ThreadLog, seq: number, counter: MessageCount
     sum += counter.countMessage({ role: "tool", parts });
   }
   return sum;
+}
+
+// `messageTokens` per seq, per counter and history (keyed by the history's id table, which is shared by all its
+// log values and only grows): a message's content and pairing are fixed once appended, so its count never
+// changes. Strategies re-count the kept tail and the pinned groups every turn; a table read is what the budget
+// loop of a plain trimmer pays, a count-cache lookup by content hash several times that.
+const seqTables = new WeakMap<MessageCounter, WeakMap<ArrayLike<string>, Int32Array>>();
+
+function seqTable(log: ThreadLog, counter: MessageCounter): Int32Array {
+  let byHistory = seqTables.get(counter);
+  if (byHistory === undefined) {
+    byHistory = new WeakMap();
+    seqTables.set(counter, byHistory);
+  }
+  const history = log.idTable();
+  let table = byHistory.get(history);
+  if (table === undefined || table.length < log.length) {
+    const grown = new Int32Array(Math.max(log.length, Math.ceil((table?.length ?? 0) * 1.5), 64)).fill(-1);
+    if (table !== undefined) grown.set(table);
+    table = grown;
+    byHistory.set(history, table);
+  }
+  return table;
 }
 
 /**

@@ -27,21 +27,31 @@ export type HardFallbackOptions = z.infer<typeof hardFallbackOptionsSchema>;
  */
 export function protectedGroups(log: ThreadLog, protect: "lastTurn" | "lastUserMessage"): Uint8Array {
   const keep = new Uint8Array(log.groupCount);
-  // System prompts are among the pinned seqs, so their groups are kept without walking every group.
-  for (const seq of log.pinnedSeqs) keep[log.groupIndexOf(seq)] = 1;
-  for (const call of log.pendingCalls.values()) keep[log.groupIndexOf(call.seq)] = 1;
+  for (const g of protectedGroupList(log, protect)) keep[g] = 1;
+  return keep;
+}
+
+/**
+ * The indices of `protectedGroups`, ascending, found from their sources (pinned seqs, pending calls, the last
+ * turn) without visiting every group: a turn on a long thread pays for what is protected, not for its length.
+ */
+export function protectedGroupList(log: ThreadLog, protect: "lastTurn" | "lastUserMessage"): number[] {
+  const groups = new Set<number>();
+  // System prompts are among the pinned seqs.
+  for (const seq of log.pinnedSeqs) groups.add(log.groupIndexOf(seq));
+  for (const call of log.pendingCalls.values()) groups.add(log.groupIndexOf(call.seq));
   const lastUser = log.lastUserSeq;
   if (lastUser >= 0) {
     const end = protect === "lastTurn" ? log.length : lastUser + 1;
-    for (let seq = lastUser; seq < end; seq++) keep[log.groupIndexOf(seq)] = 1;
+    for (let seq = lastUser; seq < end; seq++) groups.add(log.groupIndexOf(seq));
   } else {
     // No user message at all: the newest non-system group is what the model must answer, and a request needs a
     // message besides the system prompt.
     let g = log.groupCount - 1;
     while (g >= 0 && log.groupAt(g).kind === "system") g--;
-    if (g >= 0) keep[g] = 1;
+    if (g >= 0) groups.add(g);
   }
-  return keep;
+  return [...groups].sort((a, b) => a - b);
 }
 
 /**
