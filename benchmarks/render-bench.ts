@@ -18,7 +18,7 @@ import { repoRoot } from "../test/support/repo-root.js";
 import { benchCounter } from "./support/bench-counter.js";
 import { generatedMessages, trajectoryMessages } from "./support/datasets.js";
 import { floorStep } from "./support/floor.js";
-import { ms, sinkValue, summarize, type Timing, time } from "./support/stats.js";
+import { ms, type Sample, sinkValue, summarize, type Timing, timeBoth } from "./support/stats.js";
 
 const FULL = process.argv.includes("--full");
 const BUDGET = 100_000;
@@ -37,6 +37,8 @@ interface Row {
   warm: Timing;
   coldRatio: number;
   warmRatio: number;
+  /** The same three in CPU time. */
+  cpu: { floor: Timing; cold: Timing; warm: Timing; coldRatio: number; warmRatio: number };
   renderedTokens: number;
   renderedMessages: number;
 }
@@ -48,23 +50,23 @@ function runSize(dataset: string, all: MessageInput[], size: number, makeCounter
   const chat = log.messages.map(chatShape);
   let plan: CompactionPlan = dropOldestToFit(log, emptyPlan(log.threadId), { counter, budget: BUDGET });
   let previous: RenderedPrompt = renderPrompt(log, plan, { counter });
-  const floor: number[] = [];
-  const cold: number[] = [];
-  const warm: number[] = [];
+  const floor: Sample[] = [];
+  const cold: Sample[] = [];
+  const warm: Sample[] = [];
   for (let round = 0; round < ROUNDS + 2; round++) {
     const fresh = all.slice(size + round * 10, size + round * 10 + 10);
     const next = log.append(fresh);
     const added = next.messages.slice(log.length);
     for (const m of added) chat.push(chatShape(m));
-    const tFloor = time(() => floorStep(chat, counts, added, counter, BUDGET));
-    const tWarm = time(() => {
+    const tFloor = timeBoth(() => floorStep(chat, counts, added, counter, BUDGET));
+    const tWarm = timeBoth(() => {
       plan = dropOldestToFit(next, plan, { counter, budget: BUDGET });
       previous = renderPrompt(next, plan, { counter, previous });
       return JSON.stringify(toOpenAIChat(previous));
     });
     // Cold: a counter object with the same count cache but no render memo, and a plan built from scratch.
     const coldCounter = Object.create(counter) as MessageCounter;
-    const tCold = time(() => {
+    const tCold = timeBoth(() => {
       const p = dropOldestToFit(next, emptyPlan(next.threadId), { counter: coldCounter, budget: BUDGET });
       return JSON.stringify(toOpenAIChat(renderPrompt(next, p, { counter: coldCounter })));
     });
@@ -75,9 +77,12 @@ function runSize(dataset: string, all: MessageInput[], size: number, makeCounter
     cold.push(tCold);
   }
   if (previous.tokenCount > BUDGET) throw new Error(`budget violated: ${previous.tokenCount} > ${BUDGET}`);
-  const f = summarize(floor);
-  const c = summarize(cold);
-  const w = summarize(warm);
+  const f = summarize(floor.map((x) => x.wall));
+  const c = summarize(cold.map((x) => x.wall));
+  const w = summarize(warm.map((x) => x.wall));
+  const fc = summarize(floor.map((x) => x.cpu));
+  const cc = summarize(cold.map((x) => x.cpu));
+  const wc = summarize(warm.map((x) => x.cpu));
   return {
     dataset,
     messages: size,
@@ -86,6 +91,13 @@ function runSize(dataset: string, all: MessageInput[], size: number, makeCounter
     warm: w,
     coldRatio: c.median / f.median,
     warmRatio: w.median / f.median,
+    cpu: {
+      floor: fc,
+      cold: cc,
+      warm: wc,
+      coldRatio: cc.median / fc.median,
+      warmRatio: wc.median / fc.median,
+    },
     renderedTokens: previous.tokenCount,
     renderedMessages: previous.messages.length,
   };
@@ -107,16 +119,16 @@ function main(): void {
       const row = runSize(name, all, size, benchCounter);
       rows.push(row);
       console.error(
-        `${name} ${size}: floor ${ms(row.floor.median)} ms, cold ×${row.coldRatio.toFixed(1)}, warm ×${row.warmRatio.toFixed(1)}`,
+        `${name} ${size}: floor ${ms(row.floor.median)} ms, cold ×${row.coldRatio.toFixed(1)}, warm ×${row.warmRatio.toFixed(1)} (CPU: cold ×${row.cpu.coldRatio.toFixed(1)}, warm ×${row.cpu.warmRatio.toFixed(1)})`,
       );
     }
   }
   const table = [
-    "| dataset | messages | floor ms (min–max) | cold ms | warm ms | cold / floor | warm / floor | rendered msgs / tokens |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|",
+    "| dataset | messages | floor ms (min–max) | cold ms | warm ms | cold / floor | warm / floor | CPU: cold / floor | CPU: warm / floor | rendered msgs / tokens |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...rows.map(
       (r) =>
-        `| ${r.dataset} | ${r.messages.toLocaleString("en")} | ${ms(r.floor.median)} (${ms(r.floor.min)}–${ms(r.floor.max)}) | ${ms(r.cold.median)} | ${ms(r.warm.median)} | ${r.coldRatio.toFixed(1)}× | ${r.warmRatio.toFixed(1)}× | ${r.renderedMessages} / ${r.renderedTokens} |`,
+        `| ${r.dataset} | ${r.messages.toLocaleString("en")} | ${ms(r.floor.median)} (${ms(r.floor.min)}–${ms(r.floor.max)}) | ${ms(r.cold.median)} | ${ms(r.warm.median)} | ${r.coldRatio.toFixed(1)}× | ${r.warmRatio.toFixed(1)}× | ${r.cpu.coldRatio.toFixed(1)}× | ${r.cpu.warmRatio.toFixed(1)}× | ${r.renderedMessages} / ${r.renderedTokens} |`,
     ),
   ].join("\n");
   console.log(table);

@@ -7,11 +7,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ThreadLog } from "../src/log/thread-log.js";
-import { type ActionKind, createPlan, type PlanAction } from "../src/plan/compaction-plan.js";
+import { type ActionKind, createPlan, extendPlan, type PlanAction } from "../src/plan/compaction-plan.js";
 import { decisionAt, resolveForLog, type SeqResolution } from "../src/plan/resolve-for-log.js";
 import { resolvePlan } from "../src/plan/resolve-plan.js";
 import { recordedRuns, spanOfRuns, spanOfSeqs } from "../src/plan/span-seqs.js";
-import { arbitraryLog, fcParams } from "./support/arbitrary-log.js";
+import { arbitraryLog, arbitraryLogInputs, fcParams } from "./support/arbitrary-log.js";
 import { records } from "./support/builders.js";
 
 const RUNS = 1000;
@@ -57,7 +57,44 @@ function table(log: ThreadLog, resolution: SeqResolution): Array<[string, number
   });
 }
 
+/** The dropped seqs of a resolution as flat [start, end) runs, read from its table seq by seq. */
+function runsOfTable(log: ThreadLog, resolution: SeqResolution): number[] {
+  const runs: number[] = [];
+  for (let seq = 0; seq < log.length; seq++) {
+    if (decisionAt(resolution, seq)?.kind !== "drop") continue;
+    if (runs.length > 0 && runs[runs.length - 1] === seq) runs[runs.length - 1] = seq + 1;
+    else runs.push(seq, seq + 1);
+  }
+  return runs;
+}
+
 describe("resolveForLog agrees with resolvePlan (property)", () => {
+  it("resolves a plan extended step by step (each step on a longer log) exactly like its flat copy", () => {
+    fc.assert(
+      fc.property(
+        arbitraryLogInputs({ maxOps: 24 }),
+        fc.array(fc.tuple(fc.array(spanSpecArb, { maxLength: 2 }), fc.nat(40)), { maxLength: 6 }),
+        (inputs, steps) => {
+          // One history, grown batch by batch: spans built from seqs keep resolving through their runs.
+          let log = ThreadLog.from("thread-1", []);
+          let plan = createPlan({ threadId: log.threadId, version: 0, basedOnSeq: 0, actions: [] });
+          for (const [specs, grow] of steps) {
+            const length = Math.min(inputs.length, log.length + (grow % 8));
+            log = log.append(inputs.slice(log.length, length));
+            const added = specs.map((spec) => actionOf(log, spec));
+            plan = extendPlan(plan, added, length);
+            const stepwise = resolveForLog(plan, log);
+            const flat = resolveForLog(createPlan(plan), log);
+            expect(table(log, stepwise)).toEqual(table(log, flat));
+            expect([...stepwise.dropRuns]).toEqual([...flat.dropRuns]);
+            expect([...stepwise.dropRuns]).toEqual(runsOfTable(log, stepwise));
+          }
+        },
+      ),
+      fcParams(RUNS),
+    );
+  });
+
   it("per seq below basedOnSeq: same winning kind and action, whatever the span order, repeats or unknown ids", () => {
     fc.assert(
       fc.property(
@@ -81,6 +118,7 @@ describe("resolveForLog agrees with resolvePlan (property)", () => {
               expected === undefined ? null : [expected.kind, expected.actionIndex],
             );
           }
+          expect(runsOfTable(log, resolution)).toEqual([...resolution.dropRuns]);
           // Governed counts are what the table says, action by action.
           const counts = new Array<number>(actions.length).fill(0);
           for (const m of log.messages) {

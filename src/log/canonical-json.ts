@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 
 /**
  * Canonical JSON: object keys sorted, no whitespace, `undefined` fields omitted. Two values that are equal as
@@ -21,9 +21,9 @@ export function canonicalJson(value: unknown): string {
   return `{${fields.join(",")}}`;
 }
 
-/** sha256 (hex) of a string's UTF-8 bytes. */
+/** sha256 (hex) of a string's UTF-8 bytes (one-shot `crypto.hash`: a third of `createHash`'s cost on short input). */
 export function sha256Hex(text: string): string {
-  return createHash("sha256").update(text, "utf8").digest("hex");
+  return hash("sha256", text, "hex");
 }
 
 /** Content hash of a message: sha256 over the canonical JSON of its role and parts. */

@@ -19,6 +19,12 @@ export interface SeqResolution {
   readonly spanIssues: ReadonlyArray<SpanIssue>;
   /** Per action index, how many seqs it governs after precedence (kept while resolving, so no caller counts). */
   readonly governed: Int32Array;
+  /**
+   * The dropped seqs as ascending, disjoint, non-adjacent runs `[start, end)` in flat pairs. A drop outranks every
+   * other action, so these runs only grow along a lineage and are kept from the parent's: a render or sweep can
+   * jump over the dropped history instead of reading its table seq by seq.
+   */
+  readonly dropRuns: Int32Array;
 }
 
 /** A span defect noticed during resolution. */
@@ -84,6 +90,11 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
   for (let a = 0; a < plan.actions.length; a++) ranks[a] = PRECEDENCE[plan.actions[a]!.kind];
   const idTable = log.idTable();
   const length = log.length;
+  const addedDrops: number[] = [];
+  const addDropRun = (start: number, end: number): void => {
+    const clipped = Math.min(end, limit);
+    if (clipped > start) addedDrops.push(start, clipped);
+  };
   for (let actionIndex = decisions.length; actionIndex < plan.actions.length; actionIndex++) {
     const action = plan.actions[actionIndex]!;
     decisions.push({ kind: action.kind, actionIndex, action });
@@ -104,15 +115,26 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
         actionAt[seq] = actionIndex;
       }
     };
+    const isDrop = action.kind === "drop";
     const runs = recordedRuns(span, log);
     if (runs !== undefined) {
+      if (isDrop) for (let r = 0; r < runs.length; r += 2) addDropRun(runs[r]!, runs[r + 1]!);
       // Built from seqs of this history: ascending, no repeats, every id known.
       let offset = 0;
       for (let r = 0; r < runs.length; r += 2) {
         const start = runs[r]!;
         const end = runs[r + 1]!;
         const base = offset - start;
-        for (let q = start; q < end; q++) apply(q, base + q);
+        const inRange = Math.min(end, limit);
+        // The common case inline (a long drop run over seqs nothing governs yet); the rest through `apply`.
+        for (let q = start; q < inRange; q++) {
+          const current = actionAt[q]!;
+          if (current < 0) {
+            actionAt[q] = actionIndex;
+            governed[actionIndex]!++;
+          } else apply(q, base + q);
+        }
+        for (let q = Math.max(start, inRange); q < end; q++) apply(q, base + q);
         offset += end - start;
       }
       continue;
@@ -139,6 +161,7 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
         end++;
         j++;
       }
+      if (isDrop) addDropRun(seq, end);
       if (named === undefined && seq <= maxSeq) named = seqsNamedBefore(span, i, log);
       for (let q = seq; q < end; q++) {
         if (named !== undefined) {
@@ -153,7 +176,9 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
       i = j;
     }
   }
-  const resolution: SeqResolution = { plan, actionAt, decisions, skippedIds, spanIssues, governed };
+  const inherited = base === undefined ? EMPTY_RUNS : clipRuns(base.dropRuns, limit);
+  const dropRuns = addedDrops.length === 0 ? inherited : mergeRuns(inherited, addedDrops);
+  const resolution: SeqResolution = { plan, actionAt, decisions, skippedIds, spanIssues, governed, dropRuns };
   memo.set(plan, { log, resolution });
   // A table per plan is one int per message: keep those of the last two generations only (the parent's is what a
   // sibling candidate extends; older ones would pile up along a long-lived lineage, 400 KB per plan at 100,000
@@ -161,6 +186,32 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
   const grandparent = parent === undefined ? undefined : parentOf(parent);
   if (base !== undefined && grandparent !== undefined) memo.delete(grandparent);
   return resolution;
+}
+
+const EMPTY_RUNS = new Int32Array(0);
+
+/** Runs cut at `limit` (a parent's table may cover more seqs than a child based on an earlier log length). */
+function clipRuns(runs: Int32Array, limit: number): Int32Array {
+  if (runs.length === 0 || runs[runs.length - 1]! <= limit) return runs;
+  const out: number[] = [];
+  for (let r = 0; r < runs.length && runs[r]! < limit; r += 2)
+    out.push(runs[r]!, Math.min(runs[r + 1]!, limit));
+  return Int32Array.from(out);
+}
+
+/** The union of ascending disjoint runs and some added runs (any order, may overlap), as ascending disjoint runs. */
+function mergeRuns(runs: Int32Array, added: number[]): Int32Array {
+  const pairs: Array<[number, number]> = [];
+  for (let r = 0; r < runs.length; r += 2) pairs.push([runs[r]!, runs[r + 1]!]);
+  for (let r = 0; r < added.length; r += 2) pairs.push([added[r]!, added[r + 1]!]);
+  pairs.sort((a, b) => a[0] - b[0]);
+  const out: number[] = [];
+  for (const [start, end] of pairs) {
+    if (out.length > 0 && start <= out[out.length - 1]!)
+      out[out.length - 1] = Math.max(out[out.length - 1]!, end);
+    else out.push(start, end);
+  }
+  return Int32Array.from(out);
 }
 
 /** The seqs of the known ids in `span[0..before)`: the duplicate check of a span that went back in the log. */

@@ -91,11 +91,18 @@ function memoized(origin: RenderedMessage, index: number): ReadonlyArray<ChatCom
 }
 
 function chatMessages(entry: AdapterEntry): ChatCompletionMessageParam[] {
+  if (!hasResult(entry.parts)) {
+    if (entry.role === "tool" && !hasSendableContent(entry.parts)) return [];
+    return [builders[entry.role](entry.parts)];
+  }
   const results = resultsIn(entry.parts).map(toolMessage);
-  if (results.length === 0 && entry.role === "tool" && !hasSendableContent(entry.parts)) return [];
-  if (results.length === 0) return [builders[entry.role](entry.parts)];
   const rest = entry.parts.filter((p) => p.type !== "tool_result");
   return hasSendableContent(rest) ? [...results, builders[entry.role](rest)] : results;
+}
+
+function hasResult(parts: ReadonlyArray<Part>): boolean {
+  for (let i = 0; i < parts.length; i++) if (parts[i]!.type === "tool_result") return true;
+  return false;
 }
 
 function hasSendableContent(parts: ReadonlyArray<Part>): boolean {

@@ -1,3 +1,4 @@
+import { hashMessageContent } from "../log/canonical-json.js";
 import type { Message, Part, ToolResultPart } from "../log/message.js";
 import type { ClearRecord, ExternalizationRecord, SummarizationRecord } from "../plan/compaction-plan.js";
 
@@ -78,4 +79,42 @@ export function pendingStubParts(
     }
   }
   return stubs;
+}
+
+/** The stub result message of a call message's pending calls: its parts and content hash. */
+export interface PendingStub {
+  /** The pending call ids, joined: the stub changes exactly when this does. */
+  readonly key: string;
+  readonly parts: ReadonlyArray<ToolResultPart>;
+  readonly hash: string;
+}
+
+// Per call message, the stub for its current set of pending calls. Like a log message's own hash it is derived
+// from the log alone, so the renderer and the strategies' accounting (whatever their counter) share it, and a
+// stub is hashed once rather than on every render.
+const stubs = new WeakMap<Message, PendingStub>();
+
+/** The stub for a message's pending calls (as `pendingStubParts` builds it), or undefined when none is pending. */
+export function pendingStub(
+  message: Message,
+  pendingCalls: ReadonlyMap<string, { readonly seq: number }>,
+): PendingStub | undefined {
+  let key = "";
+  const parts = message.parts;
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    if (part.type === "tool_call" && pendingCalls.get(part.callId)?.seq === message.seq)
+      key += `${part.callId}\u0000`;
+  }
+  if (key === "") return undefined;
+  const known = stubs.get(message);
+  if (known !== undefined && known.key === key) return known;
+  const stubParts = pendingStubParts(message, pendingCalls);
+  const made: PendingStub = Object.freeze({
+    key,
+    parts: stubParts,
+    hash: hashMessageContent("tool", stubParts),
+  });
+  stubs.set(message, made);
+  return made;
 }

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { hashMessageContent } from "../log/canonical-json.js";
 import { deepFreeze } from "../log/deep-freeze.js";
 import type { Part, Role } from "../log/message.js";
@@ -36,9 +36,7 @@ const INLINE_SOURCES = 8;
  */
 function sourcesField(sourceIds: ReadonlyArray<string>): string {
   const json = JSON.stringify(sourceIds);
-  return sourceIds.length <= INLINE_SOURCES
-    ? `=${json}`
-    : `#${createHash("sha256").update(json).digest("hex")}`;
+  return sourceIds.length <= INLINE_SOURCES ? `=${json}` : `#${hash("sha256", json, "hex")}`;
 }
 
 // Rendered messages are frozen and reused across renders (memos), and a summary's provenance can list tens of
@@ -54,9 +52,9 @@ export function makeRendered(
   counter: MessageCounter,
   contentHash?: string,
 ): RenderedMessage {
-  const hash = contentHash ?? hashMessageContent(role, parts);
-  const tokens = counter.countMessage({ role, parts }, hash);
-  return deepFreeze({ role, parts, provenance, tokens, contentHash: hash });
+  const digest = contentHash ?? hashMessageContent(role, parts);
+  const tokens = counter.countMessage({ role, parts }, digest);
+  return deepFreeze({ role, parts, provenance, tokens, contentHash: digest });
 }
 
 const VERSION_LINE = Buffer.from(`${RENDER_FORMAT_VERSION}\n`, "utf8");
@@ -96,7 +94,7 @@ export function hashRendered(messages: ReadonlyArray<RenderedMessage>): string {
   const chunks = new Array<Buffer>(messages.length + 1);
   chunks[0] = VERSION_LINE;
   for (let i = 0; i < messages.length; i++) chunks[i + 1] = hashLine(messages[i]!);
-  return createHash("sha256").update(Buffer.concat(chunks)).digest("hex");
+  return hash("sha256", Buffer.concat(chunks), "hex");
 }
 
 /** Assembles the final `RenderedPrompt` with totals, hash and cache-stability figures. */

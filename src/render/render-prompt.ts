@@ -5,7 +5,7 @@ import { decisionAt, resolveForLog, type SeqResolution } from "../plan/resolve-f
 import type { Decision } from "../plan/resolve-plan.js";
 import { assertPlanValid } from "../plan/validate-plan.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
-import { clearMessage, pendingStubParts, pointerText, summaryText } from "./placeholders.js";
+import { clearMessage, pendingStub, pointerText, summaryText } from "./placeholders.js";
 import { finishPrompt, makeRendered } from "./prompt-hash.js";
 import type { RenderedMessage, RenderedPrompt } from "./rendered-prompt.js";
 import { spanSources } from "./span-sources.js";
@@ -84,8 +84,16 @@ export function renderPrompt(log: ThreadLog, plan: CompactionPlan, options: Rend
   ctx.onSpanEmitted = (actionIndex) => {
     dropped[actionIndex + 1] = 1;
   };
+  const { dropRuns } = resolved;
+  let run = 0;
   for (let seq = 0; seq < log.length; seq++) {
-    while (seq < covered && dropped[actionAt[seq]! + 1] === 1) seq++;
+    for (;;) {
+      // Jump over the dropped runs whole, then step over what the table says is skipped.
+      while (run < dropRuns.length && dropRuns[run + 1]! <= seq) run += 2;
+      if (run < dropRuns.length && dropRuns[run]! <= seq) seq = dropRuns[run + 1]!;
+      else if (seq < covered && dropped[actionAt[seq]! + 1] === 1) seq++;
+      else break;
+    }
     if (seq >= log.length) break;
     const index = seq < covered ? actionAt[seq]! : -1;
     ctx.visit(log.at(seq)!, index < 0 ? undefined : decisions[index]);
@@ -104,18 +112,6 @@ function pendingSeqsOf(pending: ReadonlyMap<string, { readonly seq: number }>): 
     pendingSeqsMemo.set(pending, seqs);
   }
   return seqs;
-}
-
-/** The ids of a message's calls that are still pending (as `pendingStubParts` finds them), joined; "" for none. */
-function pendingKey(message: Message, pending: ReadonlyMap<string, { readonly seq: number }>): string {
-  let key = "";
-  const parts = message.parts;
-  for (let i = 0; i < parts.length; i++) {
-    const part = parts[i]!;
-    if (part.type === "tool_call" && pending.get(part.callId)?.seq === message.seq)
-      key += `${part.callId}\u0000`;
-  }
-  return key;
 }
 
 function hasToolCall(parts: ReadonlyArray<Part>): boolean {
@@ -263,19 +259,20 @@ class RenderContext {
   #emitPendingStubs(call: Message): void {
     if (!this.#pendingSeqs.has(call.seq)) return;
     // The stub depends only on which calls of this message are pending: reuse it while that stays the same.
-    const key = pendingKey(call, this.log.pendingCalls);
-    if (key === "") return;
+    const stub = pendingStub(call, this.log.pendingCalls);
+    if (stub === undefined) return;
+    const key = stub.key;
     const hit = this.#stubMemo.get(call);
     if (hit !== undefined && hit.key === key) {
       this.out.push(hit.rendered);
       return;
     }
-    const stubs = pendingStubParts(call, this.log.pendingCalls);
     const rendered = makeRendered(
       "tool",
-      stubs,
+      stub.parts,
       { kind: "pending_stub", sourceIds: [], synthetic: true },
       this.options.counter,
+      stub.hash,
     );
     this.#stubMemo.set(call, { key, rendered });
     this.out.push(rendered);

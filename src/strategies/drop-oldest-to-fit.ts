@@ -89,7 +89,10 @@ export function dropOldestToFit(
     if (isPinned[g] === 1) continue;
     if (full) {
       // Past the cut everything unpinned goes, without reading the group itself.
-      mark(g);
+      if (marked[g] === 0) {
+        marked[g] = 1;
+        if (++dropCount <= MANY_GROUPS) toDrop.push(g);
+      }
       continue;
     }
     const cost = groupTokens(log, log.groupAt(g), resolution, options.counter);

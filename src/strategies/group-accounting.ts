@@ -2,7 +2,7 @@ import type { Group } from "../log/groups.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import { decisionAt, type SeqResolution } from "../plan/resolve-for-log.js";
-import { pendingStubParts } from "../render/placeholders.js";
+import { pendingStub } from "../render/placeholders.js";
 import { renderPrompt } from "../render/render-prompt.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
 
@@ -22,8 +22,8 @@ export function pendingStubTokens(log: ThreadLog, group: Group, counter: Message
   // One stub message per call message, built exactly as the renderer builds it.
   let tokens = 0;
   for (const seq of group.seqs) {
-    const parts = pendingStubParts(log.at(seq)!, log.pendingCalls);
-    if (parts.length > 0) tokens += counter.countMessage({ role: "tool", parts });
+    const stub = pendingStub(log.at(seq)!, log.pendingCalls);
+    if (stub !== undefined) tokens += counter.countMessage({ role: "tool", parts: stub.parts }, stub.hash);
   }
   memo.set(group, tokens);
   return tokens;
