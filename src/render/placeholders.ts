@@ -1,5 +1,6 @@
 import { hashMessageContent } from "../log/canonical-json.js";
 import type { Message, Part, ToolResultPart } from "../log/message.js";
+import type { ThreadLog } from "../log/thread-log.js";
 import type { ClearRecord, ExternalizationRecord, SummarizationRecord } from "../plan/compaction-plan.js";
 
 /** Version of the placeholder and synthetic-message texts; part of every render hash. */
@@ -83,38 +84,33 @@ export function pendingStubParts(
 
 /** The stub result message of a call message's pending calls: its parts and content hash. */
 export interface PendingStub {
-  /** The pending call ids, joined: the stub changes exactly when this does. */
-  readonly key: string;
   readonly parts: ReadonlyArray<ToolResultPart>;
   readonly hash: string;
 }
 
-// Per call message, the stub for its current set of pending calls. Like a log message's own hash it is derived
-// from the log alone, so the renderer and the strategies' accounting (whatever their counter) share it, and a
-// stub is hashed once rather than on every render.
-const stubs = new WeakMap<Message, PendingStub>();
+// Per call message, its stub, the history it was made in (a message object can be shared by two histories forked
+// from one log) and the number of result messages answering it then. Within one history results only ever
+// arrive, so that number moving is exactly when the set of pending calls of the message can have changed. Like a
+// log message's own hash, the stub is derived from the log alone, so the renderer and the strategies' accounting
+// (whatever their counter) share it and it is hashed once.
+const stubs = new WeakMap<
+  Message,
+  { readonly history: ArrayLike<string>; readonly answered: number; readonly stub: PendingStub | undefined }
+>();
 
-/** The stub for a message's pending calls (as `pendingStubParts` builds it), or undefined when none is pending. */
-export function pendingStub(
-  message: Message,
-  pendingCalls: ReadonlyMap<string, { readonly seq: number }>,
-): PendingStub | undefined {
-  let key = "";
-  const parts = message.parts;
-  for (let i = 0; i < parts.length; i++) {
-    const part = parts[i]!;
-    if (part.type === "tool_call" && pendingCalls.get(part.callId)?.seq === message.seq)
-      key += `${part.callId}\u0000`;
-  }
-  if (key === "") return undefined;
+/**
+ * The stub for the pending calls of the message at `seq` (as `pendingStubParts` builds it), or undefined when
+ * none of its calls is pending.
+ */
+export function pendingStub(log: ThreadLog, seq: number): PendingStub | undefined {
+  const message = log.at(seq)!;
+  const answered = log.resultsOf(seq).length;
+  const history = log.idTable();
   const known = stubs.get(message);
-  if (known !== undefined && known.key === key) return known;
-  const stubParts = pendingStubParts(message, pendingCalls);
-  const made: PendingStub = Object.freeze({
-    key,
-    parts: stubParts,
-    hash: hashMessageContent("tool", stubParts),
-  });
-  stubs.set(message, made);
-  return made;
+  if (known !== undefined && known.answered === answered && known.history === history) return known.stub;
+  const parts = pendingStubParts(message, log.pendingCalls);
+  const stub =
+    parts.length === 0 ? undefined : Object.freeze({ parts, hash: hashMessageContent("tool", parts) });
+  stubs.set(message, { history, answered, stub });
+  return stub;
 }

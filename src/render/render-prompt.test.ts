@@ -284,6 +284,30 @@ describe("renderPrompt: tool results and pending calls", () => {
     expect(render(log, undefined, { pendingCalls: "stub" }).hash).toBe(out.hash);
   });
 
+  it("stubs what is pending in each log value: as results arrive, and in two histories forked from one log", () => {
+    const base = ThreadLog.from("t", [
+      user("u1"),
+      assistant("a1", call("c1", "search"), call("c2", "read_file")),
+    ]);
+    const stubOf = (log: ThreadLog) =>
+      render(log)
+        .messages.filter((m) => m.provenance.kind === "pending_stub")
+        .map((m) => m.parts);
+    expect(stubOf(base)).toEqual([
+      [result("c1", pendingResultText("search")), result("c2", pendingResultText("read_file"))],
+    ]);
+    // Two forks answer different calls with the same number of result messages.
+    const first = base.append([tool("t1", result("c1"))]);
+    const second = base.append([tool("t2", result("c2"))]);
+    expect(stubOf(first)).toEqual([[result("c2", pendingResultText("read_file"))]]);
+    expect(stubOf(second)).toEqual([[result("c1", pendingResultText("search"))]]);
+    expect(stubOf(first)).toEqual([[result("c2", pendingResultText("read_file"))]]);
+    expect(stubOf(first.append([tool("t3", result("c2"))]))).toEqual([]);
+    expect(stubOf(base)).toEqual([
+      [result("c1", pendingResultText("search")), result("c2", pendingResultText("read_file"))],
+    ]);
+  });
+
   it("hold removes the pending call part and keeps the rest of the message", () => {
     const log = ThreadLog.from("t", [
       user("u1"),

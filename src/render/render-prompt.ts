@@ -5,7 +5,7 @@ import { decisionAt, resolveForLog, type SeqResolution } from "../plan/resolve-f
 import type { Decision } from "../plan/resolve-plan.js";
 import { assertPlanValid } from "../plan/validate-plan.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
-import { clearMessage, pendingStub, pointerText, summaryText } from "./placeholders.js";
+import { clearMessage, type PendingStub, pendingStub, pointerText, summaryText } from "./placeholders.js";
 import { finishPrompt, makeRendered } from "./prompt-hash.js";
 import type { RenderedMessage, RenderedPrompt } from "./rendered-prompt.js";
 import { spanSources } from "./span-sources.js";
@@ -57,7 +57,7 @@ const memoByCounter = new WeakMap<MessageCounter, WeakMap<Message, MemoEntry>>()
 // Stub results of a call message's pending calls, per counter, keyed by which calls are pending.
 const stubMemoByCounter = new WeakMap<
   MessageCounter,
-  WeakMap<Message, { key: string; rendered: RenderedMessage }>
+  WeakMap<Message, { stub: PendingStub; rendered: RenderedMessage }>
 >();
 
 /**
@@ -139,7 +139,7 @@ class RenderContext {
   readonly #placed = new Set<number>();
   readonly #emittedSpans = new Set<number>();
   readonly #memo: WeakMap<Message, MemoEntry>;
-  readonly #stubMemo: WeakMap<Message, { key: string; rendered: RenderedMessage }>;
+  readonly #stubMemo: WeakMap<Message, { stub: PendingStub; rendered: RenderedMessage }>;
   readonly #pendingSeqs: ReadonlySet<number>;
 
   constructor(
@@ -259,11 +259,10 @@ class RenderContext {
   #emitPendingStubs(call: Message): void {
     if (!this.#pendingSeqs.has(call.seq)) return;
     // The stub depends only on which calls of this message are pending: reuse it while that stays the same.
-    const stub = pendingStub(call, this.log.pendingCalls);
+    const stub = pendingStub(this.log, call.seq);
     if (stub === undefined) return;
-    const key = stub.key;
     const hit = this.#stubMemo.get(call);
-    if (hit !== undefined && hit.key === key) {
+    if (hit !== undefined && hit.stub === stub) {
       this.out.push(hit.rendered);
       return;
     }
@@ -274,7 +273,7 @@ class RenderContext {
       this.options.counter,
       stub.hash,
     );
-    this.#stubMemo.set(call, { key, rendered });
+    this.#stubMemo.set(call, { stub, rendered });
     this.out.push(rendered);
   }
 

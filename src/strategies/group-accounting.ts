@@ -22,7 +22,7 @@ export function pendingStubTokens(log: ThreadLog, group: Group, counter: Message
   // One stub message per call message, built exactly as the renderer builds it.
   let tokens = 0;
   for (const seq of group.seqs) {
-    const stub = pendingStub(log.at(seq)!, log.pendingCalls);
+    const stub = pendingStub(log, seq);
     if (stub !== undefined) tokens += counter.countMessage({ role: "tool", parts: stub.parts }, stub.hash);
   }
   memo.set(group, tokens);
