@@ -14,16 +14,37 @@ export function asLedgerError(error: unknown): LedgerError {
   return new LedgerError("VALIDATION", `compaction failed: ${message}`, {}, { cause: error });
 }
 
-/** The first provider rule the prompt breaks, by format, or undefined when it is valid for all. */
+/**
+ * The first provider rule `prompt` breaks that `baseline` (the same turn under the plan compaction started from)
+ * keeps, by format, or undefined. Compaction must never make a request invalid for a provider; a thread that no
+ * plan can make valid for a provider (e.g. only a system prompt, which Anthropic refuses) is not the pipeline's
+ * to fix: that request fails when it is built, in its own format, and the others still work.
+ */
 export function providerProblems(
   formats: ReadonlyArray<ProviderFormat>,
   prompt: RenderedPrompt,
+  baseline: () => RenderedPrompt,
 ): string | undefined {
   for (const format of formats) {
     const problems = validateProviderRequest(format, toProviderRequest(format, prompt));
-    if (problems.length > 0) return `${format}: ${problems[0]}`;
+    if (problems.length === 0) continue;
+    if (validateProviderRequest(format, toProviderRequest(format, baseline())).length > 0) continue;
+    return `${format}: ${problems[0]}`;
   }
   return undefined;
+}
+
+/** A function computing a value once, on first call. */
+export function once<T>(compute: () => T): () => T {
+  let done = false;
+  let value: T;
+  return () => {
+    if (!done) {
+      value = compute();
+      done = true;
+    }
+    return value;
+  };
 }
 
 function report(run: Run, requestTokens: number): PipelineReport {
@@ -82,9 +103,21 @@ export function finish(run: Run): PipelineResult {
     );
     return failure(run, error);
   }
+  const baseline = once(() =>
+    plan === input.plan
+      ? prompt
+      : renderPrompt(input.log, input.plan, {
+          counter: input.counter,
+          pendingCalls: settings.pendingCalls,
+          ...(input.injections === undefined ? {} : { injections: input.injections }),
+          ...(input.rehydrated === undefined ? {} : { rehydrated: input.rehydrated }),
+        }),
+  );
   for (const format of settings.formats) {
     const problems = validateProviderRequest(format, toProviderRequest(format, prompt));
-    if (problems.length > 0) return failure(run, new RenderValidationError(format, problems, where));
+    if (problems.length === 0) continue;
+    if (validateProviderRequest(format, toProviderRequest(format, baseline())).length > 0) continue;
+    return failure(run, new RenderValidationError(format, problems, where));
   }
   const changed = plan !== input.plan;
   return { ok: true, plan, changed, prompt, report: report(run, prompt.tokenCount) };

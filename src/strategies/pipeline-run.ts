@@ -237,7 +237,13 @@ function apply(
   });
   // A plan can be valid for the log and still leave a request no provider takes (e.g. nothing but the system
   // prompt): such a proposal is rejected here, so one bad strategy never fails the whole run.
-  const invalid = providerProblems(run.settings.formats, prompt);
+  const invalid = providerProblems(run.settings.formats, prompt, () =>
+    renderPrompt(input.log, run.plan, {
+      counter: input.counter,
+      validatePlan: false,
+      pendingCalls: run.settings.pendingCalls,
+    }),
+  );
   if (invalid !== undefined) {
     record("rejected", { ...base, detail: invalid });
     return;

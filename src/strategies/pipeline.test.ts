@@ -10,6 +10,7 @@ import { renderPrompt } from "../render/render-prompt.js";
 import { createTokenBudget } from "../tokens/token-budget.js";
 import { createHardFallback } from "./hard-fallback.js";
 import { createPipeline, type PipelineInput, type PipelineStrategy } from "./pipeline.js";
+import { providerProblems } from "./pipeline-outcome.js";
 import type { Strategy, StrategyContext } from "./strategy.js";
 import { createSummarization } from "./summarization.js";
 import type { Summarizer } from "./summarizer.js";
@@ -137,6 +138,23 @@ describe("createPipeline", () => {
     expect(out.report.steps.map((s) => s.outcome)).toEqual(["rejected", "rejected"]);
     expect(out.report.steps[1]!.detail).toContain("does not declare");
     expect(out.ok && out.changed).toBe(false);
+  });
+
+  it("checks providers against where compaction started: a thread Anthropic refuses anyway does not fail the run", async () => {
+    // Only a system prompt: valid for OpenAI Chat, never for Anthropic (no user message) whatever the plan.
+    const lone = ThreadLog.from("t", [{ id: "s", role: "system", parts: [text("be brief")] }]);
+    const out = await createPipeline({ strategies: [] }).run(input(lone, 1_000));
+    expect(out.ok).toBe(true);
+    // A request made invalid by compaction is still a problem; one that was invalid before is not.
+    const withUser = ThreadLog.from("t", [
+      { id: "s", role: "system", parts: [text("be brief")] },
+      { id: "u", role: "user", parts: [text("hello")] },
+    ]);
+    const valid = renderPrompt(withUser, emptyPlan("t"), { counter });
+    const invalid = renderPrompt(lone, emptyPlan("t"), { counter });
+    expect(providerProblems(["openai", "anthropic"], invalid, () => valid)).toMatch(/^anthropic: /);
+    expect(providerProblems(["openai", "anthropic"], invalid, () => invalid)).toBeUndefined();
+    expect(providerProblems(["openai", "anthropic"], valid, () => invalid)).toBeUndefined();
   });
 
   it("a failing summarizer leaves the plan unchanged, is reported, and never becomes the summary", async () => {
