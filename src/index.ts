@@ -39,12 +39,14 @@ export {
 
 export { canonicalJson, hashMessageContent, sha256Hex } from "./log/canonical-json.js";
 export type { Group, GroupKind } from "./log/groups.js";
-export type { TranscriptOptions } from "./log/import-jsonl.js";
+export type { ParsedTranscript, TranscriptOptions } from "./log/import-jsonl.js";
 export {
+  atTranscriptLine,
   exportTranscript,
   importTranscript,
   parseTranscript,
   parseTranscriptLine,
+  parseTranscriptLines,
   readTranscriptFile,
 } from "./log/import-jsonl.js";
 export type {

@@ -5,7 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
-import { type ContextEngine, type MessageInput, parseTranscriptLine, ValidationError } from "../index.js";
+import { atTranscriptLine, type ContextEngine, parseTranscriptLines, ValidationError } from "../index.js";
 import { nonEmpty } from "./cli-args.js";
 import { type CliContext, defineCommand } from "./cli-command.js";
 import { withEngine } from "./cli-engine.js";
@@ -14,70 +14,6 @@ import { type ProgressBar, progressBar } from "./progress-bar.js";
 
 /** Files from this size on get a progress bar (when standard error is a terminal). */
 const LARGE_FILE_CHARS = 1_000_000;
-
-// The same line rules as the library's transcript parser: JSON strings cannot hold raw CR or LF, so every CR,
-// LF or CRLF ends a line; blank lines are skipped; a leading BOM is ignored.
-const LINE_BREAK = /\r\n|\n|\r/;
-const BLANK = /^[ \t]*$/;
-
-/** Messages parsed from a transcript, with the 1-based line each came from. */
-export interface ParsedTranscript {
-  readonly inputs: ReadonlyArray<MessageInput>;
-  readonly lines: ReadonlyArray<number>;
-}
-
-/** Parses a JSONL transcript line by line (reporting progress); the first bad line throws with its number. */
-export function parseTranscriptText(text: string, source: string, bar: ProgressBar): ParsedTranscript {
-  const inputs: MessageInput[] = [];
-  const lines: number[] = [];
-  let offset = 0;
-  text
-    .replace(/^\uFEFF/, "")
-    .split(LINE_BREAK)
-    .forEach((line, i) => {
-      offset += line.length + 1;
-      bar.update(offset, "parsing");
-      if (BLANK.test(line)) return;
-      inputs.push(parseTranscriptLine(line, i + 1, { source }));
-      lines.push(i + 1);
-    });
-  return { inputs, lines };
-}
-
-/** The transcript field a message field came from: `parts[2].callId` of an assistant line is `tool_calls[0].id`. */
-function transcriptField(field: string, input: MessageInput | undefined): string {
-  const match = /^parts\[(\d+)\](?:\.(\w+))?$/.exec(field);
-  const index = Number(match?.[1]);
-  const part = input?.parts[index];
-  if (match === null || part === undefined) return field;
-  if (part.type === "tool_call") {
-    const call = input!.parts.slice(0, index).filter((p) => p.type === "tool_call").length;
-    const key = { callId: ".id", name: ".name", args: ".arguments" }[match[2] ?? ""] ?? "";
-    return `tool_calls[${call}]${key}`;
-  }
-  if (part.type === "tool_result") return match[2] === "content" ? "content" : "tool_call_id";
-  return part.type === "reasoning" ? "reasoning" : "content";
-}
-
-/** Re-throws a log error about batch index i as an error about the transcript line that message came from. */
-function atLine(error: unknown, parsed: ParsedTranscript, source: string): unknown {
-  if (!(error instanceof ValidationError) || error.where.index === undefined) return error;
-  const line = parsed.lines[error.where.index];
-  if (line === undefined) return error;
-  const at = error.message.lastIndexOf(" (at ");
-  const problem = at >= 0 ? error.message.slice(0, at) : error.message;
-  // The message id in the log's error was generated for a message that was never stored: leave it out.
-  const { threadId, field } = error.where;
-  return new ValidationError(
-    `transcript line in ${source} rejected by the log: ${problem}`,
-    {
-      ...(threadId === undefined ? {} : { threadId }),
-      line,
-      ...(field === undefined ? {} : { field: transcriptField(field, parsed.inputs[error.where.index]) }),
-    },
-    { cause: error },
-  );
-}
 
 async function readSource(file: string, context: CliContext): Promise<string> {
   if (file === "-") return context.io.readStdin();
@@ -107,10 +43,11 @@ export async function ingestText(
 ): Promise<IngestOutcome> {
   const bar = progressBar(context.io, input.text.length, input.text.length >= LARGE_FILE_CHARS);
   try {
-    const parsed = parseTranscriptText(input.text, input.source, bar);
+    const options = { source: input.source };
+    const parsed = parseTranscriptLines(input.text, options, (consumed) => bar.update(consumed, "parsing"));
     bar.update(input.text.length, `appending ${parsed.inputs.length} messages`);
     const result = await engine.append(input.thread, parsed.inputs).catch((error: unknown) => {
-      throw atLine(error, parsed, input.source);
+      throw atTranscriptLine(error, parsed, options);
     });
     return {
       thread: input.thread,

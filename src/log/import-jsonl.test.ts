@@ -7,6 +7,7 @@ import {
   importTranscript,
   parseTranscript,
   parseTranscriptLine,
+  parseTranscriptLines,
   toTranscriptLines,
 } from "./import-jsonl.js";
 import type { MessageInput } from "./message.js";
@@ -403,6 +404,27 @@ describe("importTranscript", () => {
     const text = `\r\n${j({ role: "user", content: "u" })}\r\n\r\n${j({ role: "tool", content: "r", tool_call_id: "x" })}\r\n`;
     const error = validationError(() => importTranscript(empty, text));
     expect(error.where).toMatchObject({ line: 4, field: "tool_call_id", messageId: "msg-1" });
+  });
+});
+
+describe("parseTranscriptLines", () => {
+  it("numbers lines and reports exactly how much text each line consumed, whatever the line breaks", () => {
+    const a = j({ role: "user", content: "a" });
+    const b = j({ role: "assistant", content: "b" });
+    const text = `\uFEFF${a}\r\n\r\n${b}\r${a}\n`;
+    const consumed: number[] = [];
+    const parsed = parseTranscriptLines(text, { source: "x" }, (n) => consumed.push(n));
+    expect(parsed.lines).toEqual([1, 3, 4]);
+    expect(parsed.inputs.map((i) => i.role)).toEqual(["user", "assistant", "user"]);
+    const ends = [
+      1 + a.length + 2,
+      1 + a.length + 4,
+      1 + a.length + 4 + b.length + 1,
+      text.length,
+      text.length,
+    ];
+    expect(consumed).toEqual(ends);
+    expect(parseTranscript(text, { source: "x" })).toEqual(parsed.inputs);
   });
 });
 

@@ -22,15 +22,15 @@ export interface TranscriptOptions {
   readonly source?: string;
 }
 
-/** A parsed line together with its 1-based line number in the text. */
-interface NumberedInput {
-  readonly line: number;
-  readonly input: MessageInput;
+/** A transcript parsed line by line: the message inputs and the 1-based line each came from. */
+export interface ParsedTranscript {
+  readonly inputs: ReadonlyArray<MessageInput>;
+  readonly lines: ReadonlyArray<number>;
 }
 
 // JSON strings cannot hold raw CR or LF (they must be escaped), so every real CR/LF is a break between values.
 // U+2028/U+2029 are legal inside JSON strings and are deliberately not treated as breaks.
-const LINE_BREAK = /\r\n|\n|\r/;
+const LINE_BREAK = /\r\n|\n|\r/g;
 const BLANK = /^[ \t]*$/;
 
 function fail(problem: string, line: number, field: string, options: TranscriptOptions | undefined): never {
@@ -68,16 +68,39 @@ export function parseTranscriptLine(line: string, lineNo: number, options?: Tran
  * `\r` all end a line. The first bad line throws `ValidationError` with its 1-based `line` and `field`.
  */
 export function parseTranscript(text: string, options?: TranscriptOptions): MessageInput[] {
-  return parseNumbered(text, options).map((entry) => entry.input);
+  return [...parseTranscriptLines(text, options).inputs];
 }
 
-function parseNumbered(text: string, options: TranscriptOptions | undefined): NumberedInput[] {
-  const lines = text.replace(/^\uFEFF/, "").split(LINE_BREAK);
-  const out: NumberedInput[] = [];
-  lines.forEach((line, i) => {
-    if (!BLANK.test(line)) out.push({ line: i + 1, input: parseTranscriptLine(line, i + 1, options) });
-  });
-  return out;
+/**
+ * Parses a whole JSONL transcript like `parseTranscript`, keeping each message's line number; `onProgress` is
+ * told how many characters of `text` have been consumed after each line (exactly, whatever the line breaks).
+ */
+export function parseTranscriptLines(
+  text: string,
+  options?: TranscriptOptions,
+  onProgress?: (consumed: number) => void,
+): ParsedTranscript {
+  const bom = text.startsWith("\uFEFF") ? 1 : 0;
+  const body = bom === 0 ? text : text.slice(1);
+  const inputs: MessageInput[] = [];
+  const lines: number[] = [];
+  const breaks = new RegExp(LINE_BREAK.source, "g");
+  let lineNo = 0;
+  for (let start = 0; start <= body.length; ) {
+    breaks.lastIndex = start;
+    const found = breaks.exec(body);
+    const end = found === null ? body.length : found.index;
+    const next = found === null ? body.length + 1 : found.index + found[0].length;
+    const line = body.slice(start, end);
+    lineNo++;
+    if (!BLANK.test(line)) {
+      inputs.push(parseTranscriptLine(line, lineNo, options));
+      lines.push(lineNo);
+    }
+    onProgress?.(bom + Math.min(next, body.length));
+    start = next;
+  }
+  return { inputs, lines };
 }
 
 /**
@@ -90,13 +113,12 @@ function parseNumbered(text: string, options: TranscriptOptions | undefined): Nu
  * log.length; // 1
  */
 export function importTranscript(log: ThreadLog, text: string, options?: TranscriptOptions): ThreadLog {
-  const entries = parseNumbered(text, options);
+  const parsed = parseTranscriptLines(text, options);
   try {
-    return log.append(entries.map((entry) => entry.input));
+    return log.append(parsed.inputs);
   } catch (error) {
-    const entry = error instanceof ValidationError ? entries[error.where.index ?? -1] : undefined;
-    if (entry === undefined || !(error instanceof ValidationError)) throw error;
-    throw relocate(error, entry, options);
+    // The log generates ids by seq, so the id it names is the one the message would have had: keep it.
+    throw atTranscriptLine(error, parsed, { ...options, withMessageId: true });
   }
 }
 
@@ -213,12 +235,20 @@ function describeIssue(
   }
 }
 
-/** Re-throws a log error about batch index i as an error about the transcript line that message came from. */
-function relocate(
-  error: ValidationError,
-  entry: NumberedInput,
-  options: TranscriptOptions | undefined,
-): ValidationError {
+/**
+ * A log error about batch index i of a parsed transcript's append, as an error about the transcript line that
+ * message came from (problem kept, field mapped to the line's own field name); anything else is returned as is.
+ * The message id is left out unless `withMessageId`: a log that generates random ids names one never stored.
+ */
+export function atTranscriptLine(
+  error: unknown,
+  parsed: ParsedTranscript,
+  options?: TranscriptOptions & { readonly withMessageId?: boolean },
+): unknown {
+  if (!(error instanceof ValidationError) || error.where.index === undefined) return error;
+  const line = parsed.lines[error.where.index];
+  const input = parsed.inputs[error.where.index];
+  if (line === undefined || input === undefined) return error;
   // The log appends its location as a " (at ...)" suffix; keep only the problem and give our own location.
   const at = error.message.lastIndexOf(" (at ");
   const problem = at >= 0 ? error.message.slice(0, at) : error.message;
@@ -228,9 +258,9 @@ function relocate(
     `transcript line${source} rejected by the log: ${problem}`,
     {
       ...(threadId === undefined ? {} : { threadId }),
-      line: entry.line,
-      ...(messageId === undefined ? {} : { messageId }),
-      field: lineFieldOf(error.where.field, entry.input),
+      line,
+      ...(messageId === undefined || options?.withMessageId !== true ? {} : { messageId }),
+      field: lineFieldOf(error.where.field, input),
     },
     { cause: error },
   );
