@@ -50,6 +50,15 @@ function actionOf(log: ThreadLog, spec: SpanSpec): PlanAction {
   return { kind: spec.kind, span, record: records[spec.kind], strategy: "prop", reason: "" } as PlanAction;
 }
 
+/** A random log with a plan of random spans (see `actionOf`) based on a random length up to the log's. */
+const flatPlanArb = fc
+  .tuple(arbitraryLog({ maxOps: 24 }), fc.array(spanSpecArb, { maxLength: 5 }), fc.nat(40))
+  .map(([log, specs, slack]) => {
+    const actions = specs.map((s) => actionOf(log, s));
+    const basedOnSeq = Math.max(0, log.length - (slack % (log.length + 1)));
+    return { log, plan: createPlan({ threadId: log.threadId, version: 1, basedOnSeq, actions }) };
+  });
+
 function table(log: ThreadLog, resolution: SeqResolution): Array<[string, number] | null> {
   return log.messages.map((m) => {
     const d = decisionAt(resolution, m.seq);
@@ -97,70 +106,56 @@ describe("resolveForLog agrees with resolvePlan (property)", () => {
 
   it("per seq below basedOnSeq: same winning kind and action, whatever the span order, repeats or unknown ids", () => {
     fc.assert(
-      fc.property(
-        arbitraryLog({ maxOps: 24 }),
-        fc.array(spanSpecArb, { maxLength: 5 }),
-        fc.nat(40),
-        (log, specs, basedOnSlack) => {
-          const actions = specs.map((s) => actionOf(log, s));
-          const basedOnSeq = Math.max(0, log.length - (basedOnSlack % (log.length + 1)));
-          const plan = createPlan({ threadId: log.threadId, version: 1, basedOnSeq, actions });
-          const resolution = resolveForLog(plan, log);
-          const byId = resolvePlan(plan);
-          for (const m of log.messages) {
-            const d = decisionAt(resolution, m.seq);
-            if (m.seq >= basedOnSeq) {
-              expect(d).toBeUndefined();
-              continue;
-            }
-            const expected = byId.decisions.get(m.id);
-            expect(d === undefined ? null : [d.kind, d.actionIndex]).toEqual(
-              expected === undefined ? null : [expected.kind, expected.actionIndex],
-            );
+      fc.property(flatPlanArb, ({ log, plan }) => {
+        const { actions, basedOnSeq } = plan;
+        const resolution = resolveForLog(plan, log);
+        const byId = resolvePlan(plan);
+        for (const m of log.messages) {
+          const d = decisionAt(resolution, m.seq);
+          if (m.seq >= basedOnSeq) {
+            expect(d).toBeUndefined();
+            continue;
           }
-          expect(runsOfTable(log, resolution)).toEqual([...resolution.dropRuns]);
-          // Governed counts are what the table says, action by action.
-          const counts = new Array<number>(actions.length).fill(0);
-          for (const m of log.messages) {
-            const d = decisionAt(resolution, m.seq);
-            if (d !== undefined) counts[d.actionIndex]!++;
-          }
-          expect([...resolution.governed]).toEqual(counts);
-        },
-      ),
+          const expected = byId.decisions.get(m.id);
+          expect(d === undefined ? null : [d.kind, d.actionIndex]).toEqual(
+            expected === undefined ? null : [expected.kind, expected.actionIndex],
+          );
+        }
+        expect(runsOfTable(log, resolution)).toEqual([...resolution.dropRuns]);
+        // Governed counts are what the table says, action by action.
+        const counts = new Array<number>(actions.length).fill(0);
+        for (const m of log.messages) {
+          const d = decisionAt(resolution, m.seq);
+          if (d !== undefined) counts[d.actionIndex]!++;
+        }
+        expect([...resolution.governed]).toEqual(counts);
+      }),
       fcParams(RUNS),
     );
   });
 
   it("reports each repeated, unknown and future id of a span exactly as often as it occurs", () => {
     fc.assert(
-      fc.property(
-        arbitraryLog({ maxOps: 24 }),
-        fc.array(spanSpecArb, { maxLength: 4 }),
-        fc.nat(40),
-        (log, specs, slack) => {
-          const actions = specs.map((s) => actionOf(log, s));
-          const basedOnSeq = Math.max(0, log.length - (slack % (log.length + 1)));
-          const plan = createPlan({ threadId: log.threadId, version: 1, basedOnSeq, actions });
-          const issues = resolveForLog(plan, log).spanIssues;
-          const expected: string[] = [];
-          actions.forEach((action, a) => {
-            const seen = new Set<string>();
-            for (const id of action.span) {
-              const seq = log.seqOf(id);
-              if (seq === undefined) {
-                expected.push(`${a} unknown_id ${id}`);
-                continue;
-              }
-              if (seen.has(id)) expected.push(`${a} duplicate_in_span ${id}`);
-              seen.add(id);
-              if (seq >= basedOnSeq) expected.push(`${a} future_id ${id}`);
+      fc.property(flatPlanArb, ({ log, plan }) => {
+        const { actions, basedOnSeq } = plan;
+        const issues = resolveForLog(plan, log).spanIssues;
+        const expected: string[] = [];
+        actions.forEach((action, a) => {
+          const seen = new Set<string>();
+          for (const id of action.span) {
+            const seq = log.seqOf(id);
+            if (seq === undefined) {
+              expected.push(`${a} unknown_id ${id}`);
+              continue;
             }
-          });
-          const got = issues.map((i) => `${i.actionIndex} ${i.code} ${i.messageId}`);
-          expect(got.sort()).toEqual(expected.sort());
-        },
-      ),
+            if (seen.has(id)) expected.push(`${a} duplicate_in_span ${id}`);
+            seen.add(id);
+            if (seq >= basedOnSeq) expected.push(`${a} future_id ${id}`);
+          }
+        });
+        const got = issues.map((i) => `${i.actionIndex} ${i.code} ${i.messageId}`);
+        expect(got.sort()).toEqual(expected.sort());
+      }),
       fcParams(RUNS),
     );
   });
