@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { call, result, text } from "../../test/support/builders.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";
-import { runStrategy } from "../../test/support/strategy-context.js";
+import { runStrategy, strategyContext } from "../../test/support/strategy-context.js";
 import { BudgetInfeasibleError } from "../errors/ledger-error.js";
 import type { MessageInput } from "../log/message.js";
 import { ThreadLog } from "../log/thread-log.js";
@@ -41,6 +41,22 @@ describe("createHardFallback", () => {
     expect(message[log.groupIndexOf(log.seqOf("a0")!)]).toBe(0);
     expect(message[log.groupIndexOf(log.seqOf("late")!)]).toBe(1);
     expect(message[log.groupIndexOf(log.seqOf("u0")!)]).toBe(1);
+  });
+
+  it("measures each candidate cut once, across the goal and target bisections", async () => {
+    const log = ThreadLog.from("t", run(40, 400, true));
+    const ctx = strategyContext(log, emptyPlan("t"), { target: 3_000, goal: 50 });
+    const spans: string[] = [];
+    const measure = ctx.measure;
+    const proposal = await createHardFallback().propose({
+      ...ctx,
+      measure: (p) => {
+        spans.push(p.actions.map((a) => a.span.join(",")).join("|"));
+        return measure(p);
+      },
+    });
+    expect(proposal.actions.length).toBeGreaterThan(0);
+    expect(new Set(spans).size).toBe(spans.length);
   });
 
   it("drops the oldest groups of earlier turns down to the goal, by the renderer's count", async () => {

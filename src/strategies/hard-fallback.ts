@@ -164,9 +164,22 @@ function propose(ctx: StrategyContext, name: string, protect: "lastTurn" | "last
     const span = idsBelow(log, list, cut);
     return span.length === 0 ? [] : [dropAction(span, name, ctx.target)];
   };
+  // Each measurement renders a candidate plan. The bisections for the goal and for the target (and the checks
+  // around them) probe many of the same cuts, and cuts that differ only by protected groups drop the same
+  // messages: a drop span is a prefix of the droppable list, so its length identifies it, and each is measured
+  // once.
+  const measured = new Map<number, number>();
   const measureCut = (cut: number, spare: boolean): number => {
     const actions = dropBelow(cut, spare);
-    return actions.length === 0 ? ctx.tokens : ctx.measure(withActions(actions));
+    if (actions.length === 0) return ctx.tokens;
+    const length = actions[0]!.span.length;
+    const key = spare ? -length : length;
+    let tokens = measured.get(key);
+    if (tokens === undefined) {
+      tokens = ctx.measure(withActions(actions));
+      measured.set(key, tokens);
+    }
+    return tokens;
   };
   const newest = newestUnprotected(keep);
   for (const spare of [true, false]) {
