@@ -1,9 +1,11 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { arbitraryLogAndPlan, fcParams } from "../../test/support/arbitrary-log.js";
 import { call, records, result, text } from "../../test/support/builders.js";
 import { strategyContext } from "../../test/support/strategy-context.js";
 import { ThreadLog } from "../log/thread-log.js";
 import { createPlan, emptyPlan, type PlanAction } from "../plan/compaction-plan.js";
-import { resolveForLog } from "../plan/resolve-for-log.js";
+import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
 import {
   dropGroupsAction,
   hysteresisCut,
@@ -65,6 +67,30 @@ describe("hysteresisCut", () => {
 });
 
 describe("liveCounts", () => {
+  it("agrees with a seq-by-seq count on random logs and valid plans (property)", () => {
+    fc.assert(
+      fc.property(arbitraryLogAndPlan(), ({ log, plan }) => {
+        const resolution = resolveForLog(plan, log);
+        const synthetic = new Set<number>();
+        const groups = new Set<number>();
+        const turns = new Set<number>();
+        let messages = 0;
+        for (const m of log.messages) {
+          const d = decisionAt(resolution, m.seq);
+          if (d?.kind === "drop") continue;
+          if (d?.kind === "summarize" || d?.kind === "externalize") {
+            if (!synthetic.has(d.actionIndex)) messages++;
+            synthetic.add(d.actionIndex);
+          } else messages++;
+          groups.add(log.groupIndexOf(m.seq));
+          turns.add(log.turns.findIndex((t) => m.seq >= t.startSeq && m.seq < t.endSeq));
+        }
+        expect(liveCounts(log, resolution)).toEqual({ messages, groups: groups.size, turns: turns.size });
+      }),
+      fcParams(500),
+    );
+  });
+
   it("counts what the plan still sends: a summary or pointer is one message, dropped groups and turns vanish", () => {
     expect(liveCounts(log, resolveForLog(emptyPlan("t"), log))).toEqual({ messages: 9, groups: 7, turns: 3 });
     const plan = planWith(action("drop", ["u1", "a1", "t1", "r1"]), action("summarize", ["a2", "t2"]));

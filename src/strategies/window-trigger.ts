@@ -49,7 +49,7 @@ export interface LiveCounts {
   readonly turns: number;
 }
 
-/** Counts what the plan still sends of the log (one pass over the seqs). */
+/** Counts what the plan still sends of the log (one pass over the seqs it does not drop). */
 export function liveCounts(log: ThreadLog, resolution: SeqResolution): LiveCounts {
   const groupOf = log.groupIndexTable();
   const liveGroup = new Uint8Array(log.groupCount);
@@ -60,7 +60,16 @@ export function liveCounts(log: ThreadLog, resolution: SeqResolution): LiveCount
   let turn = 0;
   let turnCounted = false;
   const turnList = log.turns;
-  for (let seq = 0; seq < log.length; seq++) {
+  const { dropRuns } = resolution;
+  let run = 0;
+  const length = log.length;
+  for (let seq = 0; seq < length; seq++) {
+    // Dropped runs count for nothing: jump over them (a long thread's compacted history is mostly one run).
+    while (run < dropRuns.length && dropRuns[run + 1]! <= seq) run += 2;
+    if (run < dropRuns.length && dropRuns[run]! <= seq) {
+      seq = dropRuns[run + 1]! - 1;
+      continue;
+    }
     while (seq >= turnList[turn]!.endSeq) {
       turn++;
       turnCounted = false;
