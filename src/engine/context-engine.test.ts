@@ -690,3 +690,23 @@ describe("options", () => {
     expect(turn.prompt.tokenCount).toBeLessThanOrEqual(600);
   });
 });
+
+describe("createContextEngine: counting", () => {
+  it("frames counts by the budget's model: Anthropic models get Anthropic framing unless told otherwise", async () => {
+    const messages: MessageInput[] = [
+      { role: "system", parts: [{ type: "text", text: "be brief" }] },
+      { role: "user", parts: [{ type: "text", text: "hello there" }] },
+    ];
+    const tokensWith = async (options: Partial<ContextEngineOptions>) => {
+      const engine = createContextEngine({ stores: createMemoryStores(), ...options });
+      await engine.append("t", messages);
+      return (await engine.prepareTurn("t", { format: "anthropic" })).prompt.tokenCount;
+    };
+    const claude = { budget: { model: "claude-sonnet-4" } };
+    const anthropic = await tokensWith(claude);
+    expect(await tokensWith({ ...claude, overhead: "anthropic" })).toBe(anthropic);
+    expect(await tokensWith({ ...claude, overhead: "openai" })).not.toBe(anthropic);
+    const gpt = { budget: { model: "gpt-4o" } };
+    expect(await tokensWith(gpt)).toBe(await tokensWith({ ...gpt, overhead: "openai" }));
+  });
+});

@@ -149,7 +149,8 @@ export function createEngineCore(options: ContextEngineOptions): EngineCore {
     options.counter ??
     createMessageCounter(
       options.tokenizer ?? createTokenizer(model === undefined ? {} : { model }),
-      settings.overhead,
+      settings.overhead ??
+        (model !== undefined && lookupModel(model)?.provider === "anthropic" ? "anthropic" : "openai"),
     );
   const counter = createStoredCounter(inner);
   const now = options.now ?? Date.now;

@@ -23,7 +23,10 @@ export interface ContextEngineOptions {
   readonly budget?: TokenBudget | TokenBudgetOptions;
   /** Counts tokens (default: `createTokenizer({ model: budget.model })`). */
   readonly tokenizer?: Tokenizer;
-  /** Framing profile of the message counter built from `tokenizer` (default `openai`). */
+  /**
+   * Framing profile of the message counter built from `tokenizer` (default: `anthropic` when the budget names an
+   * Anthropic model, else `openai`).
+   */
   readonly overhead?: OverheadProfileName;
   /** A ready message counter; wins over `tokenizer` and `overhead`. */
   readonly counter?: MessageCounter;
@@ -81,7 +84,8 @@ export interface EngineSettings {
   readonly calibration: CalibrationSettings;
   readonly cacheThreads: number;
   readonly pendingCalls: PendingCallMode | undefined;
-  readonly overhead: OverheadProfileName;
+  /** Undefined: chosen from the budget's model (Anthropic models get Anthropic framing, others OpenAI's). */
+  readonly overhead: OverheadProfileName | undefined;
 }
 
 const OBJECT_KEYS = [
@@ -153,6 +157,6 @@ export function parseEngineOptions(options: ContextEngineOptions): EngineSetting
     calibration: { ...DEFAULT_CALIBRATION, ...o.calibration },
     cacheThreads: o.cacheThreads ?? 1_000,
     pendingCalls: o.pendingCalls,
-    overhead: o.overhead ?? "openai",
+    overhead: o.overhead,
   };
 }
