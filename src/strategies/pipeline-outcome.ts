@@ -1,4 +1,5 @@
 import { BudgetInfeasibleError, LedgerError, RenderValidationError } from "../errors/ledger-error.js";
+import { assertPlanValid } from "../plan/validate-plan.js";
 import { type ProviderFormat, toProviderRequest, validateProviderRequest } from "../render/provider-rules.js";
 import { renderPrompt } from "../render/render-prompt.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
@@ -71,14 +72,22 @@ export function finish(run: Run): PipelineResult {
   const { input, settings } = run;
   const plan = run.added.length === 0 ? input.plan : run.plan;
   let prompt: ReturnType<typeof renderPrompt>;
+  const nothingAtTheEnd = (input.injections?.length ?? 0) === 0 && (input.rehydrated?.length ?? 0) === 0;
   try {
-    prompt = renderPrompt(input.log, plan, {
-      counter: input.counter,
-      pendingCalls: settings.pendingCalls,
-      ...(input.injections === undefined ? {} : { injections: input.injections }),
-      ...(input.rehydrated === undefined ? {} : { rehydrated: input.rehydrated }),
-      ...(input.previous === undefined ? {} : { previous: input.previous }),
-    });
+    if (nothingAtTheEnd && run.prompt !== undefined && run.prompt.planVersion === plan.version) {
+      // The run's own render of this plan is the request: check the plan (the run skipped that for the plan it
+      // was given) and reuse it rather than render the history a second time.
+      assertPlanValid(plan, input.log);
+      prompt = run.prompt;
+    } else {
+      prompt = renderPrompt(input.log, plan, {
+        counter: input.counter,
+        pendingCalls: settings.pendingCalls,
+        ...(input.injections === undefined ? {} : { injections: input.injections }),
+        ...(input.rehydrated === undefined ? {} : { rehydrated: input.rehydrated }),
+        ...(input.previous === undefined ? {} : { previous: input.previous }),
+      });
+    }
   } catch (error) {
     return failure(run, asLedgerError(error));
   }

@@ -1,6 +1,7 @@
 import type { CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
 import type { ProviderFormat } from "../render/provider-rules.js";
 import type { PendingCallMode } from "../render/render-prompt.js";
+import type { RenderedPrompt } from "../render/rendered-prompt.js";
 import type { PipelineInput, PipelineStrategy } from "./pipeline.js";
 import type { StepReport } from "./pipeline-report.js";
 import type { Strategy } from "./strategy.js";
@@ -30,6 +31,11 @@ export interface Run {
   plan: CompactionPlan;
   readonly added: PlanAction[];
   tokens: number;
+  /**
+   * The render of `plan` without the turn's injected and rehydrated content (with `previous`), which the run
+   * measured `tokens` from: when the turn adds nothing at the end, it is the request, and is not rendered again.
+   */
+  prompt: RenderedPrompt | undefined;
   /** Computed on the first proposal that needs it. */
   protectedSeqs?: Set<number>;
   readonly steps: StepReport[];

@@ -2,6 +2,7 @@ import { BudgetInfeasibleError, type LedgerError } from "../errors/ledger-error.
 import { type CompactionPlan, nextPlan, type PlanAction } from "../plan/compaction-plan.js";
 import { validatePlan } from "../plan/validate-plan.js";
 import { renderPrompt } from "../render/render-prompt.js";
+import type { RenderedPrompt } from "../render/rendered-prompt.js";
 import { compactionTarget } from "../tokens/token-budget.js";
 import type { PipelineInput, PipelineResult, PipelineStrategy } from "./pipeline.js";
 import { asLedgerError, failure, finish, providerProblems } from "./pipeline-outcome.js";
@@ -10,8 +11,17 @@ import type { Run, RunSettings } from "./pipeline-run-state.js";
 import type { Proposal, StrategyContext, StrategyNote } from "./strategy.js";
 
 function historyTokens(input: PipelineInput, settings: RunSettings, plan: CompactionPlan): number {
-  const options = { counter: input.counter, validatePlan: false, pendingCalls: settings.pendingCalls };
-  return renderPrompt(input.log, plan, options).tokenCount;
+  return historyPrompt(input, settings, plan).tokenCount;
+}
+
+/** The history under `plan` as the run measures it: no injected or rehydrated content, plan not re-validated. */
+function historyPrompt(input: PipelineInput, settings: RunSettings, plan: CompactionPlan): RenderedPrompt {
+  return renderPrompt(input.log, plan, {
+    counter: input.counter,
+    validatePlan: false,
+    pendingCalls: settings.pendingCalls,
+    ...(input.previous === undefined ? {} : { previous: input.previous }),
+  });
 }
 
 function contextFor(run: Run): StrategyContext {
@@ -33,14 +43,15 @@ function contextFor(run: Run): StrategyContext {
 export async function runPipeline(input: PipelineInput, settings: RunSettings): Promise<PipelineResult> {
   const started = performance.now();
   const target = compactionTarget(input.budget);
-  let tokensBefore: number;
+  let before: RenderedPrompt;
   try {
-    tokensBefore = historyTokens(input, settings, input.plan);
+    before = historyPrompt(input, settings, input.plan);
   } catch (error) {
     const run = newRun(input, settings, target, 0, started);
     return failure(run, asLedgerError(error));
   }
-  const run = newRun(input, settings, target, tokensBefore, started);
+  const run = newRun(input, settings, target, before.tokenCount, started);
+  run.prompt = before;
   for (const strategy of settings.strategies) await step(run, strategy);
   if (settings.fallback !== undefined && run.tokens > target) {
     const error = await step(run, settings.fallback);
@@ -67,6 +78,7 @@ function newRun(
     plan: input.plan,
     added: [],
     tokens: tokensBefore,
+    prompt: undefined,
     steps: [],
     started,
     tokensBefore,
@@ -230,11 +242,7 @@ function apply(
     record("rejected", { ...base, detail: problems.slice(0, 3).join("; ") });
     return;
   }
-  const prompt = renderPrompt(input.log, candidate, {
-    counter: input.counter,
-    validatePlan: false,
-    pendingCalls: run.settings.pendingCalls,
-  });
+  const prompt = historyPrompt(input, run.settings, candidate);
   // A plan can be valid for the log and still leave a request no provider takes (e.g. nothing but the system
   // prompt): such a proposal is rejected here, so one bad strategy never fails the whole run.
   const invalid = providerProblems(run.settings.formats, prompt, () =>
@@ -258,6 +266,7 @@ function apply(
     run.added.push(...proposal.actions);
     run.plan = candidate;
     run.tokens = tokens;
+    run.prompt = prompt;
     record("applied", base);
   }
 }
