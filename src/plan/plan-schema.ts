@@ -70,22 +70,23 @@ function actionSchema<K extends keyof typeof recordSchemas>(kind: K) {
     .strict();
 }
 
+const actionUnion = z.discriminatedUnion("kind", [
+  actionSchema("include"),
+  actionSchema("clear"),
+  actionSchema("summarize"),
+  actionSchema("externalize"),
+  actionSchema("drop"),
+]);
+
+const headerShape = {
+  threadId: z.string().min(1),
+  version: z.number().int().nonnegative(),
+  basedOnSeq: z.number().int().nonnegative(),
+};
+
 /** zod schema of a plan as JSON. */
 export const planSchema = z
-  .object({
-    threadId: z.string().min(1),
-    version: z.number().int().nonnegative(),
-    basedOnSeq: z.number().int().nonnegative(),
-    actions: z.array(
-      z.discriminatedUnion("kind", [
-        actionSchema("include"),
-        actionSchema("clear"),
-        actionSchema("summarize"),
-        actionSchema("externalize"),
-        actionSchema("drop"),
-      ]),
-    ),
-  })
+  .object({ ...headerShape, actions: z.array(actionUnion) })
   .strict()
   .superRefine((plan, ctx) => {
     plan.actions.forEach((action, i) => {
@@ -98,6 +99,26 @@ export const planSchema = z
       }
     });
   });
+
+/**
+ * zod schema of one plan action, with the same checks `planSchema` applies to each of its actions: a store that
+ * writes only the actions a version adds validates just those.
+ */
+export const planActionSchema = actionUnion.superRefine((action, ctx) => {
+  if (action.record.kind !== action.kind) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["record", "kind"],
+      message: `record kind ${action.record.kind} does not match action kind ${action.kind}`,
+    });
+  }
+});
+
+/**
+ * zod schema of a plan's header: `planSchema`'s checks on everything but the actions' contents (`actions` must
+ * be an array; its items are left to `planActionSchema`).
+ */
+export const planHeaderSchema = z.object({ ...headerShape, actions: z.array(z.unknown()) }).strict();
 
 /** Parses plan JSON (a string or an already parsed value) into a frozen plan, or throws `ValidationError`. */
 export function parsePlan(input: unknown): CompactionPlan {

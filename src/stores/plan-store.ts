@@ -1,6 +1,6 @@
 import { NotFoundError, ValidationError, VersionConflictError } from "../errors/ledger-error.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
-import { parsePlan, planSchema } from "../plan/plan-schema.js";
+import { planSchema } from "../plan/plan-schema.js";
 import { checkSeq, checkThreadId } from "./log-store.js";
 import { checkValue } from "./store-row-schemas.js";
 
@@ -27,11 +27,8 @@ export interface PlanStore {
   versions(threadId: string): Promise<ReadonlyArray<number>>;
 }
 
-/**
- * Checks the arguments of `commit`, including the plan against its schema (a plan no backend could read back
- * would make the thread unusable); throws `ValidationError` naming the thread and field.
- */
-export function checkCommit(plan: CompactionPlan, expectedVersion: number): void {
+/** Checks the arguments of `commit` except the plan's contents: thread id, expected version, plan version. */
+export function checkCommitArguments(plan: CompactionPlan, expectedVersion: number): void {
   checkThreadId(plan?.threadId);
   checkSeq(plan.threadId, expectedVersion, "expectedVersion");
   if (plan.version !== expectedVersion + 1) {
@@ -40,6 +37,14 @@ export function checkCommit(plan: CompactionPlan, expectedVersion: number): void
       { threadId: plan.threadId, field: "version" },
     );
   }
+}
+
+/**
+ * Checks the arguments of `commit`, including the plan against its schema (a plan no backend could read back
+ * would make the thread unusable); throws `ValidationError` naming the thread and field.
+ */
+export function checkCommit(plan: CompactionPlan, expectedVersion: number): void {
+  checkCommitArguments(plan, expectedVersion);
   checkValue(planSchema, plan, { what: `plan version ${plan.version}`, threadId: plan.threadId });
 }
 
@@ -66,16 +71,4 @@ export function planNotFound(threadId: string, version: number): NotFoundError {
       field: "version",
     },
   );
-}
-
-/** Parses (validates) a plan row read back from a database and checks it is the version it is filed under. */
-export function planFromRow(threadId: string, version: number, body: unknown): CompactionPlan {
-  const plan = parsePlan(body);
-  if (plan.threadId !== threadId || plan.version !== version) {
-    throw new ValidationError(
-      `the row of plan version ${version} holds version ${plan.version} of thread ${JSON.stringify(plan.threadId)}`,
-      { threadId, field: "version" },
-    );
-  }
-  return plan;
 }

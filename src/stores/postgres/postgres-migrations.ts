@@ -64,6 +64,16 @@ export const POSTGRES_MIGRATIONS: ReadonlyArray<PostgresMigration> = Object.free
       CREATE INDEX model_calls_with_usage ON ${s}.model_calls (model, ord) WHERE usage IS NOT NULL;
     `,
   },
+  {
+    // A version is stored whole or as the actions it adds to the version before it (docs/decisions/0007); rows
+    // written before are whole. The partial index finds a version's snapshot without reading plan bodies.
+    version: 2,
+    name: "plan versions as deltas",
+    sql: (s: string) => `
+      ALTER TABLE ${s}.plans ADD COLUMN kind text NOT NULL DEFAULT 'full' CHECK (kind IN ('full', 'delta'));
+      CREATE INDEX plans_snapshots ON ${s}.plans (thread_id, version) WHERE kind = 'full';
+    `,
+  },
 ]);
 
 /**

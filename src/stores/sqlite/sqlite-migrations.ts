@@ -64,6 +64,16 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<SqliteMigration> = Object.freeze([
       CREATE INDEX model_calls_with_usage ON model_calls (model, ord) WHERE usage IS NOT NULL;
     `,
   },
+  {
+    // A version is stored whole or as the actions it adds to the version before it (docs/decisions/0007); rows
+    // written before are whole. The partial index finds a version's snapshot without reading plan bodies.
+    version: 2,
+    name: "plan versions as deltas",
+    sql: `
+      ALTER TABLE plans ADD COLUMN kind TEXT NOT NULL DEFAULT 'full' CHECK (kind IN ('full', 'delta'));
+      CREATE INDEX plans_snapshots ON plans (thread_id, version) WHERE kind = 'full';
+    `,
+  },
 ]);
 
 /**

@@ -1,14 +1,24 @@
 import { type CompactionPlan, emptyPlan } from "../../plan/compaction-plan.js";
-import { serializePlan } from "../../plan/plan-schema.js";
 import { checkSeq, checkThreadId } from "../log-store.js";
-import { checkCommit, type PlanStore, planConflict, planFromRow, planNotFound } from "../plan-store.js";
+import { KnownPlans, type PlanRow, planFromRows, prepareCommit } from "../plan-deltas.js";
+import { type PlanStore, planConflict } from "../plan-store.js";
 import { guarded } from "../store-errors.js";
 import { column, immediateTransaction, intColumn, type SqliteDatabase } from "./sqlite-driver.js";
+
+// The rows that rebuild version @version: the newest full row at or below it (found in the partial index of
+// snapshots, without reading bodies), then every delta after it, in version order.
+const CHAIN = `SELECT version AS v, kind, body FROM plans
+  WHERE thread_id = @thread AND version <= @version AND version >= coalesce(
+    (SELECT version FROM plans INDEXED BY plans_snapshots
+     WHERE thread_id = @thread AND version <= @version AND kind = 'full' ORDER BY version DESC LIMIT 1), 0)
+  ORDER BY version`;
 
 /**
  * A `PlanStore` on SQLite: a commit checks the thread's plan version and inserts the new version inside one
  * `BEGIN IMMEDIATE` transaction, so concurrent committers serialize and the stale ones get
- * `VersionConflictError`. Plans are stored as canonical JSON and parsed (validated) on every read.
+ * `VersionConflictError`. A version that extends the one this instance last committed or read is stored as the
+ * actions it adds (a delta), others whole, as canonical JSON; a read parses (validates) a snapshot and the deltas
+ * after it.
  *
  * @example
  * const plans = createSqlitePlanStore(db); // db already migrated
@@ -21,33 +31,41 @@ export function createSqlitePlanStore(db: SqliteDatabase): PlanStore {
       `INSERT INTO threads (thread_id, plan_version) VALUES (?, ?)
        ON CONFLICT (thread_id) DO UPDATE SET plan_version = excluded.plan_version`,
     ),
-    insert: db.prepare("INSERT INTO plans (thread_id, version, body, committed_at) VALUES (?, ?, ?, ?)"),
-    get: db.prepare("SELECT body FROM plans WHERE thread_id = ? AND version = ?"),
+    insert: db.prepare(
+      "INSERT INTO plans (thread_id, version, kind, body, committed_at) VALUES (?, ?, ?, ?, ?)",
+    ),
+    chain: db.prepare(CHAIN),
     versions: db.prepare("SELECT version AS v FROM plans WHERE thread_id = ? ORDER BY version"),
   };
+  const known = new KnownPlans();
   const versionOf = (threadId: string): number => {
     const row = sql.version.get(threadId);
     return row === undefined ? 0 : intColumn(row, "v");
   };
 
   function commit(plan: CompactionPlan, expectedVersion: number): void {
-    checkCommit(plan, expectedVersion);
-    const body = serializePlan(plan);
+    const prepared = prepareCommit(known, plan, expectedVersion);
     immediateTransaction(db, () => {
       const actual = versionOf(plan.threadId);
       if (actual !== expectedVersion) throw planConflict(plan.threadId, expectedVersion, actual);
-      sql.insert.run(plan.threadId, plan.version, body, new Date().toISOString());
+      sql.insert.run(plan.threadId, plan.version, prepared.kind, prepared.body, new Date().toISOString());
       sql.setVersion.run(plan.threadId, plan.version);
     });
+    if (prepared.known !== undefined) known.offer(prepared.known);
   }
 
   function get(threadId: string, version: number): CompactionPlan {
     checkThreadId(threadId);
     checkSeq(threadId, version, "version");
     if (version === 0) return emptyPlan(threadId);
-    const row = sql.get.get(threadId, version);
-    if (row === undefined) throw planNotFound(threadId, version);
-    return planFromRow(threadId, version, column(row, "body"));
+    const rows: PlanRow[] = sql.chain.all({ thread: threadId, version }).map((row) => ({
+      version: intColumn(row, "v"),
+      kind: column(row, "kind"),
+      body: column(row, "body"),
+    }));
+    const read = planFromRows(threadId, version, rows);
+    known.offer(read);
+    return read.plan;
   }
 
   const op = <T>(name: string, threadId: string | undefined, run: () => T) =>
