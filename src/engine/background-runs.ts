@@ -5,6 +5,7 @@ import type { PipelineSuccess } from "../strategies/pipeline.js";
 import { compactionTarget, type TokenBudget } from "../tokens/token-budget.js";
 import { commitPlan, reportError, reportSteps } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
+import { latestVersion } from "./thread-cache.js";
 
 /** A background compaction with the model strategies, queued by a turn that had to compact. */
 export interface BackgroundJob {
@@ -106,8 +107,7 @@ async function runJob(core: EngineCore, job: BackgroundJob): Promise<void> {
 
 /** Commits the run's plan if the plan it replaces is still the latest; returns whether it did. */
 async function commitJob(core: EngineCore, job: BackgroundJob, result: PipelineSuccess): Promise<boolean> {
-  const versions = await core.stores.plans.versions(job.threadId);
-  const latest = versions[versions.length - 1] ?? 0;
+  const latest = await latestVersion(core.stores.plans, job.threadId);
   if (latest !== job.replaces.version) {
     discard(core, job, `plan v${job.replaces.version} is no longer the latest (now v${latest})`);
     return false;

@@ -710,3 +710,24 @@ describe("createContextEngine: counting", () => {
     expect(await tokensWith(gpt)).toBe(await tokensWith({ ...gpt, overhead: "openai" }));
   });
 });
+
+describe("createContextEngine: stores written elsewhere", () => {
+  it("works with a plan store that has no latestVersion (falls back to versions)", async () => {
+    const stores = createMemoryStores();
+    const { latestVersion: _omitted, ...plans } = stores.plans;
+    const engine = createContextEngine({
+      stores: { ...stores, plans },
+      budget: { contextWindow: 60 },
+      summarization: "inline",
+    });
+    await engine.append("t", [
+      { role: "user", parts: [{ type: "text", text: "first question ".repeat(20) }] },
+      { role: "assistant", parts: [{ type: "text", text: "a long answer ".repeat(20) }] },
+      { role: "user", parts: [{ type: "text", text: "next" }] },
+    ]);
+    const turn = await engine.prepareTurn("t", { format: "openai" });
+    expect(turn.stats.compacted).toBe(true);
+    const again = await engine.prepareTurn("t", { format: "openai" });
+    expect(again.stats.planVersion).toBe(turn.stats.planVersion);
+  });
+});

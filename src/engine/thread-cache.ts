@@ -3,6 +3,7 @@ import { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
 import type { StoredMessage, TokenCountUpdate } from "../stores/log-store.js";
+import type { PlanStore } from "../stores/plan-store.js";
 import type { Stores } from "../stores/stores.js";
 import type { StoredCounter } from "./stored-counter.js";
 
@@ -41,8 +42,7 @@ export class ThreadCache {
 
   /** The thread's current log and latest plan. */
   async load(threadId: string): Promise<LoadedThread> {
-    const versions = await this.stores.plans.versions(threadId);
-    const version = versions[versions.length - 1] ?? 0;
+    const version = await latestVersion(this.stores.plans, threadId);
     const length = await this.stores.log.length(threadId);
     const cached = this.#entries.get(threadId);
     const warm = cached !== undefined && cached.log.length <= length;
@@ -111,4 +111,11 @@ export class ThreadCache {
       // Only an optimisation for the next worker (it would count them itself); a failed write changes nothing.
     }
   }
+}
+
+/** The newest committed plan version of a thread (0 when none), in O(1) when the store can tell. */
+export async function latestVersion(plans: PlanStore, threadId: string): Promise<number> {
+  if (plans.latestVersion !== undefined) return plans.latestVersion(threadId);
+  const versions = await plans.versions(threadId);
+  return versions[versions.length - 1] ?? 0;
 }

@@ -25,6 +25,11 @@ export interface PlanStore {
   get(threadId: string, version: number): Promise<CompactionPlan>;
   /** The committed versions (1, 2, …) in ascending order. */
   versions(threadId: string): Promise<ReadonlyArray<number>>;
+  /**
+   * The newest committed version (0 when none), without listing them all: what a worker asks before every turn.
+   * Optional for stores written elsewhere; the engine falls back to `versions`.
+   */
+  latestVersion?(threadId: string): Promise<number>;
 }
 
 /** Checks the arguments of `commit` except the plan's contents: thread id, expected version, plan version. */

@@ -78,6 +78,7 @@ export function planCases(opener: StoreOpener, title: (t: string) => string): vo
     expect(await stores.plans.latest("t1")).toEqual(emptyPlan("t1"));
     expect(await stores.plans.get("t1", 0)).toEqual(emptyPlan("t1"));
     expect(await stores.plans.versions("t1")).toEqual([]);
+    expect(await stores.plans.latestVersion?.("t1")).toBe(0);
   });
 
   it(title("commits versions in order; every past version reads back JSON-exact"), async () => {
@@ -85,6 +86,8 @@ export function planCases(opener: StoreOpener, title: (t: string) => string): vo
     const plans = [1, 2, 3].map((v) => richPlan("t1", v));
     for (const plan of plans) await stores.plans.commit(plan, plan.version - 1);
     expect(await stores.plans.versions("t1")).toEqual([1, 2, 3]);
+    expect(await stores.plans.latestVersion?.("t1")).toBe(3);
+    expect(await stores.plans.latestVersion?.("other")).toBe(0);
     expect(serializePlan(await stores.plans.latest("t1"))).toBe(serializePlan(plans[2]!));
     for (const plan of plans) {
       const back = await stores.plans.get("t1", plan.version);

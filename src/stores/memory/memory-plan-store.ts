@@ -43,5 +43,9 @@ export function createMemoryPlanStore(): PlanStore {
       checkThreadId(threadId);
       return Object.freeze((byThread.get(threadId) ?? []).map((_, i) => i + 1));
     },
+    latestVersion: async (threadId: string) => {
+      checkThreadId(threadId);
+      return byThread.get(threadId)?.length ?? 0;
+    },
   });
 }

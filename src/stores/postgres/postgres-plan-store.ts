@@ -107,5 +107,13 @@ export function createPostgresPlanStore(pool: PgPool, s: string): PlanStore {
         );
         return Object.freeze(rows.map((row) => pgInt(row, "version")));
       }),
+    latestVersion: (threadId: string) =>
+      op("latestVersion", threadId, async () => {
+        checkThreadId(threadId);
+        const { rows } = await pool.query(`SELECT plan_version FROM ${s}.threads WHERE thread_id = $1`, [
+          threadId,
+        ]);
+        return rows.length === 0 ? 0 : pgInt(rows[0]!, "plan_version");
+      }),
   });
 }

@@ -84,5 +84,10 @@ export function createSqlitePlanStore(db: SqliteDatabase): PlanStore {
         checkThreadId(threadId);
         return Object.freeze(sql.versions.all(threadId).map((row) => intColumn(row, "v")));
       }),
+    latestVersion: (threadId: string) =>
+      op("latestVersion", threadId, () => {
+        checkThreadId(threadId);
+        return versionOf(threadId);
+      }),
   });
 }
