@@ -10,7 +10,7 @@ import { nonEmpty } from "./cli-args.js";
 import { type CliContext, defineCommand } from "./cli-command.js";
 import { withEngine } from "./cli-engine.js";
 import { printLine } from "./cli-io.js";
-import { type ProgressBar, progressBar } from "./progress-bar.js";
+import { progressBar } from "./progress-bar.js";
 
 /** Files from this size on get a progress bar (when standard error is a terminal). */
 const LARGE_FILE_CHARS = 1_000_000;

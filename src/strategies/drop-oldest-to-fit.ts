@@ -137,8 +137,9 @@ function spanOf(
       if (marked[groupOf[seq]!] !== 1) continue;
       const action = seq < covered ? actionAt[seq]! : -1;
       if (action >= 0 && drops[action] === 1) continue;
-      if (seq === end) runs[runs.length - 1] = end = seq + 1;
-      else runs.push(seq, (end = seq + 1));
+      if (seq === end) runs[runs.length - 1] = seq + 1;
+      else runs.push(seq, seq + 1);
+      end = seq + 1;
     }
     return spanOfRuns(log, runs);
   }
