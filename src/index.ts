@@ -16,6 +16,7 @@ export type {
 export type { ContextEngineOptions, SummarizationMode } from "./engine/engine-options.js";
 export { engineSettingsSchema } from "./engine/engine-options.js";
 export type { ExplainRow, Explanation, MessageFate } from "./engine/explain.js";
+export { describeTotals, explanationTable, formatExplanation } from "./engine/explain.js";
 export type { LoggingEmitterOptions } from "./engine/logging-emitter.js";
 export { createLoggingEmitter } from "./engine/logging-emitter.js";
 export type { CompactOptions, CompactResult } from "./engine/maintenance.js";

@@ -11,6 +11,8 @@ import { join } from "node:path";
 import { z } from "zod";
 import {
   type ContextEngine,
+  describeTotals,
+  explanationTable,
   type MessageInput,
   type ProviderFormat,
   type Stores,
@@ -22,7 +24,7 @@ import { withEngine } from "./cli-engine.js";
 import { printLine } from "./cli-io.js";
 import { describeActions } from "./compact-command.js";
 import { demoSession } from "./demo-session.js";
-import { describeTotals, explainTable, explainVersion } from "./explain-command.js";
+import { explainVersion } from "./explain-command.js";
 import { ingestText } from "./ingest-command.js";
 
 const THREAD = "demo";
@@ -134,7 +136,7 @@ async function audit(
     explain: {
       planVersion: explanation.planVersion,
       totals: describeTotals(explanation),
-      sample: explainTable([...changed.slice(0, 3), ...explanation.rows.slice(-2)]),
+      sample: explanationTable([...changed.slice(0, 3), ...explanation.rows.slice(-2)]),
     },
     diff: { from: first, to: latest, changes: diff.diff.changes.length, text: diff.text },
     calls: calls.length,

@@ -3,7 +3,7 @@
  * summarized, externalized or dropped, its tokens, and the strategy and reason behind it.
  */
 import { z } from "zod";
-import type { ContextEngine, ExplainRow, Explanation } from "../index.js";
+import { type ContextEngine, describeTotals, type Explanation, explanationTable } from "../index.js";
 import { nonEmpty, planVersion } from "./cli-args.js";
 import { defineCommand } from "./cli-command.js";
 import { requireThread, withEngine } from "./cli-engine.js";
@@ -24,29 +24,6 @@ export async function explainVersion(
   const explanation = await engine.explain(thread, version === undefined ? {} : { planVersion: version });
   const rendered = await engine.render(thread, { format: "openai", planVersion: explanation.planVersion });
   return { explanation, renderedTokens: rendered.prompt.tokenCount };
-}
-
-/** `kept 20 (1234 tokens), cleared 9 (310 tokens)`: the states that occur, with their messages and tokens. */
-export function describeTotals(explanation: Explanation): string {
-  const parts = Object.entries(explanation.totals)
-    .filter(([, t]) => t.messages > 0)
-    .map(([state, t]) => `${state} ${t.messages} (${t.tokens} tokens)`);
-  return parts.join(", ") || "no messages";
-}
-
-function cell(text: string, width: number): string {
-  return text.length > width ? `${text.slice(0, width - 1)}…` : text.padEnd(width);
-}
-
-/** One table line per message, under a header line. */
-export function explainTable(rows: ReadonlyArray<ExplainRow>): string[] {
-  const idWidth = Math.min(36, Math.max(2, ...rows.map((r) => r.id.length)));
-  const header = `${"seq".padStart(6)}  ${cell("id", idWidth)}  ${cell("role", 9)}  ${cell("state", 12)}  ${"tokens".padStart(7)}  strategy: reason`;
-  const lines = rows.map((r) => {
-    const why = r.strategy === undefined ? "-" : `${r.strategy}: ${r.reason ?? ""}`;
-    return `${String(r.seq).padStart(6)}  ${cell(r.id, idWidth)}  ${cell(r.role, 9)}  ${cell(r.state, 12)}  ${String(r.tokens).padStart(7)}  ${why}`;
-  });
-  return [header, ...lines];
 }
 
 /** The `explain` command. */
@@ -81,7 +58,7 @@ export const explainCommand = defineCommand({
     out(
       `thread ${JSON.stringify(e.threadId)}, plan v${e.planVersion}, ${e.logSeq} message(s); rendered request ${renderedTokens} tokens`,
     );
-    for (const line of explainTable(e.rows)) out(line);
+    for (const line of explanationTable(e.rows)) out(line);
     out(`totals: ${describeTotals(e)}`);
     return 0;
   },

@@ -580,7 +580,9 @@ describe("explain, diff and render", () => {
     expect(latest.totals.summarized.messages).toBeGreaterThan(0);
     expect(Object.values(latest.totals).reduce((n, t) => n + t.messages, 0)).toBe(latest.logSeq);
     const text = formatExplanation(latest);
-    expect(text.split("\n")).toHaveLength(latest.logSeq + 2);
+    // Title, column header, one line per message, totals.
+    expect(text.split("\n")).toHaveLength(latest.logSeq + 3);
+    expect(text.split("\n")[1]).toMatch(/^\s+seq\s+id\s+role\s+state\s+tokens\s+strategy: reason$/);
     expect(text).toMatch(/summarized/);
   });
 

@@ -69,16 +69,31 @@ export function explainPlan(log: ThreadLog, plan: CompactionPlan, counter: Messa
   return { threadId: log.threadId, planVersion: plan.version, logSeq: log.length, rows, totals };
 }
 
-/** A readable table of an explanation: one line per message, then the totals by state. */
+/** A readable table of an explanation: a title, the column header, one line per message, the totals by state. */
 export function formatExplanation(explanation: Explanation): string {
   const head = `plan v${explanation.planVersion} of thread ${explanation.threadId} over ${explanation.logSeq} message(s)`;
-  const idWidth = Math.min(40, Math.max(2, ...explanation.rows.map((r) => r.id.length)));
-  const lines = explanation.rows.map((r) => {
-    const why = r.strategy === undefined ? "" : `  ${r.strategy}: ${r.reason ?? ""}`;
-    return `${String(r.seq).padStart(6)}  ${r.id.padEnd(idWidth)}  ${r.role.padEnd(9)}  ${r.state.padEnd(12)}  ${String(r.tokens).padStart(7)}${why}`;
+  return [head, ...explanationTable(explanation.rows), `totals: ${describeTotals(explanation)}`].join("\n");
+}
+
+function cell(text: string, width: number): string {
+  return text.length > width ? `${text.slice(0, width - 1)}…` : text.padEnd(width);
+}
+
+/** The column header and one line per row: seq, id, role, state, tokens, and the strategy and reason. */
+export function explanationTable(rows: ReadonlyArray<ExplainRow>): string[] {
+  const idWidth = Math.min(36, Math.max(2, ...rows.map((r) => r.id.length)));
+  const header = `${"seq".padStart(6)}  ${cell("id", idWidth)}  ${cell("role", 9)}  ${cell("state", 12)}  ${"tokens".padStart(7)}  strategy: reason`;
+  const lines = rows.map((r) => {
+    const why = r.strategy === undefined ? "-" : `${r.strategy}: ${r.reason ?? ""}`;
+    return `${String(r.seq).padStart(6)}  ${cell(r.id, idWidth)}  ${cell(r.role, 9)}  ${cell(r.state, 12)}  ${String(r.tokens).padStart(7)}  ${why}`;
   });
-  const totals = Object.entries(explanation.totals)
+  return [header, ...lines];
+}
+
+/** `kept 20 (1234 tokens), cleared 9 (310 tokens)`: the states that occur, with their messages and tokens. */
+export function describeTotals(explanation: Explanation): string {
+  const parts = Object.entries(explanation.totals)
     .filter(([, t]) => t.messages > 0)
     .map(([state, t]) => `${state} ${t.messages} (${t.tokens} tokens)`);
-  return [head, ...lines, `totals: ${totals.join(", ") || "none"}`].join("\n");
+  return parts.join(", ") || "no messages";
 }
