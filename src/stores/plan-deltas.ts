@@ -2,15 +2,15 @@
  * Plan versions as deltas (docs/decisions/0007). A durable backend stores a version either whole (`full`) or as
  * the actions it appends to the version before it (`delta`), so a commit that extends the previous plan costs what
  * it adds, not the whole plan (a long thread's plan names every compacted id). Shared by the SQLite and PostgreSQL
- * plan stores; the memory store keeps plan objects and needs none of it.
+ * plan stores; the memory store keeps plan objects and only shares the extension check (`plan-store.ts`).
  */
 import { z } from "zod";
 import { ValidationError } from "../errors/ledger-error.js";
 import { canonicalJson } from "../log/canonical-json.js";
 import { deepFreeze } from "../log/deep-freeze.js";
 import { type CompactionPlan, nextPlan, type PlanAction } from "../plan/compaction-plan.js";
-import { planActionSchema, planHeaderSchema, planSchema, serializePlan } from "../plan/plan-schema.js";
-import { checkCommitArguments, planNotFound } from "./plan-store.js";
+import { planActionSchema, planSchema, serializePlan } from "../plan/plan-schema.js";
+import { checkAddedActions, checkCommitArguments, extendsPlan, planNotFound } from "./plan-store.js";
 import { checkValue, parseRow } from "./store-row-schemas.js";
 
 /** How one committed version is stored: the whole plan, or what it adds to the version before it. */
@@ -118,20 +118,6 @@ function extendedParent(
   }
   const parent = known.plans.find((candidate) => extendsPlan(plan, candidate));
   return parent === undefined ? undefined : { plan: parent, deltas: known.deltas };
-}
-
-function extendsPlan(plan: CompactionPlan, parent: CompactionPlan): boolean {
-  if (plan.basedOnSeq < parent.basedOnSeq || plan.actions.length < parent.actions.length) return false;
-  for (let i = 0; i < parent.actions.length; i++) if (plan.actions[i] !== parent.actions[i]) return false;
-  return true;
-}
-
-function checkAddedActions(plan: CompactionPlan, from: number): void {
-  const where = { what: `plan version ${plan.version}`, threadId: plan.threadId };
-  checkValue(planHeaderSchema, plan, where);
-  for (let i = from; i < plan.actions.length; i++) {
-    checkValue(planActionSchema, plan.actions[i], { ...where, fieldPrefix: `actions[${i}]` });
-  }
 }
 
 // A plan is remembered (and later compared by identity) only when nothing in it can change after the commit;

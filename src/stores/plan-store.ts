@@ -1,6 +1,6 @@
 import { NotFoundError, ValidationError, VersionConflictError } from "../errors/ledger-error.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
-import { planSchema } from "../plan/plan-schema.js";
+import { planActionSchema, planHeaderSchema, planSchema } from "../plan/plan-schema.js";
 import { checkSeq, checkThreadId } from "./log-store.js";
 import { checkValue } from "./store-row-schemas.js";
 
@@ -41,6 +41,26 @@ export function checkCommitArguments(plan: CompactionPlan, expectedVersion: numb
       `plan version ${plan.version} must be expectedVersion + 1 = ${expectedVersion + 1}`,
       { threadId: plan.threadId, field: "version" },
     );
+  }
+}
+
+/**
+ * Whether `plan` extends `parent`: the same leading action objects (identity: committed plans are frozen) and a
+ * `basedOnSeq` not lower. Such a commit only adds actions, and only those need checking.
+ */
+export function extendsPlan(plan: CompactionPlan, parent: CompactionPlan): boolean {
+  if (!Array.isArray(plan.actions)) return false;
+  if (plan.basedOnSeq < parent.basedOnSeq || plan.actions.length < parent.actions.length) return false;
+  for (let i = 0; i < parent.actions.length; i++) if (plan.actions[i] !== parent.actions[i]) return false;
+  return true;
+}
+
+/** Checks a plan's header and its actions from index `from` on against the schema (fields named `actions[i]…`). */
+export function checkAddedActions(plan: CompactionPlan, from: number): void {
+  const where = { what: `plan version ${plan.version}`, threadId: plan.threadId };
+  checkValue(planHeaderSchema, plan, where);
+  for (let i = from; i < plan.actions.length; i++) {
+    checkValue(planActionSchema, plan.actions[i], { ...where, fieldPrefix: `actions[${i}]` });
   }
 }
 

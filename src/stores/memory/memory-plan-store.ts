@@ -1,6 +1,14 @@
 import { type CompactionPlan, createPlan, emptyPlan } from "../../plan/compaction-plan.js";
 import { checkSeq, checkThreadId } from "../log-store.js";
-import { checkCommit, type PlanStore, planConflict, planNotFound } from "../plan-store.js";
+import {
+  checkAddedActions,
+  checkCommit,
+  checkCommitArguments,
+  extendsPlan,
+  type PlanStore,
+  planConflict,
+  planNotFound,
+} from "../plan-store.js";
 
 /**
  * An in-memory `PlanStore`. Committed plans are kept as frozen values (the caller's own value when it is
@@ -15,10 +23,15 @@ export function createMemoryPlanStore(): PlanStore {
   const byThread = new Map<string, CompactionPlan[]>();
 
   function commit(plan: CompactionPlan, expectedVersion: number): void {
-    checkCommit(plan, expectedVersion);
+    checkCommitArguments(plan, expectedVersion);
     const versions = byThread.get(plan.threadId) ?? [];
     if (versions.length !== expectedVersion)
       throw planConflict(plan.threadId, expectedVersion, versions.length);
+    // A version extending the stored one (the engine's every turn) only adds actions: check those, not the whole
+    // plan, which names every compacted id of a long thread.
+    const parent = versions.at(-1);
+    if (parent !== undefined && extendsPlan(plan, parent)) checkAddedActions(plan, parent.actions.length);
+    else checkCommit(plan, expectedVersion);
     versions.push(Object.isFrozen(plan) ? plan : createPlan(plan));
     byThread.set(plan.threadId, versions);
   }
