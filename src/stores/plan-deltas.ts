@@ -53,6 +53,16 @@ export class KnownPlans {
     return this.#entries.get(threadId);
   }
 
+  /**
+   * Rebuilds version `version` of a thread from its stored rows (see `planFromRows`, which validates them) and
+   * remembers it, so a commit extending what was read can be stored as a delta.
+   */
+  read(threadId: string, version: number, rows: ReadonlyArray<PlanRow>): CompactionPlan {
+    const read = planFromRows(threadId, version, rows);
+    this.offer(read);
+    return read.plan;
+  }
+
   /** Remembers a version unless a newer one of the thread is known (reading an old version for an audit keeps it). */
   offer({ plan, deltas }: KnownPlan): void {
     const current = this.#entries.get(plan.threadId);

@@ -89,10 +89,7 @@ export function dropOldestToFit(
     if (isPinned[g] === 1) continue;
     if (full) {
       // Past the cut everything unpinned goes, without reading the group itself.
-      if (marked[g] === 0) {
-        marked[g] = 1;
-        if (++dropCount <= MANY_GROUPS) toDrop.push(g);
-      }
+      mark(g);
       continue;
     }
     const cost = groupTokens(log, log.groupAt(g), resolution, options.counter);
@@ -126,17 +123,19 @@ function spanOf(
   const live = (seq: number): boolean => decisionAt(resolution, seq)?.kind !== "drop";
   if (groups === undefined) {
     const groupOf = log.groupIndexTable();
-    const { actionAt, decisions } = resolution;
-    const drops = new Uint8Array(decisions.length);
-    for (let a = 0; a < decisions.length; a++) drops[a] = decisions[a]!.kind === "drop" ? 1 : 0;
-    const covered = Math.min(actionAt.length, log.length);
+    const { dropRuns } = resolution;
     const length = log.length;
     const runs: number[] = [];
     let end = -1; // end of the open run
+    let dropped = 0; // index into dropRuns
     for (let seq = 0; seq < length; seq++) {
+      // What the plan drops already is not named again: jump over its runs.
+      while (dropped < dropRuns.length && dropRuns[dropped + 1]! <= seq) dropped += 2;
+      if (dropped < dropRuns.length && dropRuns[dropped]! <= seq) {
+        seq = dropRuns[dropped + 1]! - 1;
+        continue;
+      }
       if (marked[groupOf[seq]!] !== 1) continue;
-      const action = seq < covered ? actionAt[seq]! : -1;
-      if (action >= 0 && drops[action] === 1) continue;
       if (seq === end) runs[runs.length - 1] = seq + 1;
       else runs.push(seq, seq + 1);
       end = seq + 1;

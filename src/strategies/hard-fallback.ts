@@ -87,6 +87,18 @@ function idsBelow(log: ThreadLog, list: ReturnType<typeof droppable>, cut: numbe
   return spanOfSeqs(log, seqs);
 }
 
+/** How many droppable messages lie in groups below `cut` (the list's groups ascend): the length of `idsBelow`. */
+function countBelow(list: ReturnType<typeof droppable>, cut: number): number {
+  let lo = 0;
+  let hi = list.groups.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (list.groups[mid]! < cut) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** Index of the newest group the fallback may drop, or -1. */
 function newestUnprotected(keep: Uint8Array): number {
   let g = keep.length - 1;
@@ -155,13 +167,16 @@ function propose(ctx: StrategyContext, name: string, protect: "lastTurn" | "last
   const withActions = (actions: ReadonlyArray<PlanAction>) =>
     nextPlan(ctx.plan, [...ctx.plan.actions, ...actions], log.length);
   const lists = new Map<boolean, ReturnType<typeof droppable>>();
-  const dropBelow = (cut: number, spare: boolean): PlanAction[] => {
+  const listOf = (spare: boolean): ReturnType<typeof droppable> => {
     let list = lists.get(spare);
     if (list === undefined) {
       list = droppable(log, ctx.plan, keep, spare);
       lists.set(spare, list);
     }
-    const span = idsBelow(log, list, cut);
+    return list;
+  };
+  const dropBelow = (cut: number, spare: boolean): PlanAction[] => {
+    const span = idsBelow(log, listOf(spare), cut);
     return span.length === 0 ? [] : [dropAction(span, name, ctx.target)];
   };
   // Each measurement renders a candidate plan. The bisections for the goal and for the target (and the checks
@@ -170,13 +185,12 @@ function propose(ctx: StrategyContext, name: string, protect: "lastTurn" | "last
   // once.
   const measured = new Map<number, number>();
   const measureCut = (cut: number, spare: boolean): number => {
-    const actions = dropBelow(cut, spare);
-    if (actions.length === 0) return ctx.tokens;
-    const length = actions[0]!.span.length;
+    const length = countBelow(listOf(spare), cut);
+    if (length === 0) return ctx.tokens;
     const key = spare ? -length : length;
     let tokens = measured.get(key);
     if (tokens === undefined) {
-      tokens = ctx.measure(withActions(actions));
+      tokens = ctx.measure(withActions(dropBelow(cut, spare)));
       measured.set(key, tokens);
     }
     return tokens;

@@ -1,4 +1,5 @@
 import { BudgetInfeasibleError, LedgerError, RenderValidationError } from "../errors/ledger-error.js";
+import type { CompactionPlan } from "../plan/compaction-plan.js";
 import { assertPlanValid } from "../plan/validate-plan.js";
 import { type ProviderFormat, toProviderRequest, validateProviderRequest } from "../render/provider-rules.js";
 import { renderPrompt } from "../render/render-prompt.js";
@@ -26,26 +27,25 @@ export function providerProblems(
   prompt: RenderedPrompt,
   baseline: () => RenderedPrompt,
 ): string | undefined {
+  const broken = brokenFormat(formats, prompt, baseline);
+  return broken === undefined ? undefined : `${broken.format}: ${broken.problems[0]}`;
+}
+
+/** `providerProblems` as data: the format and every problem; `baseline` is rendered at most once, when needed. */
+function brokenFormat(
+  formats: ReadonlyArray<ProviderFormat>,
+  prompt: RenderedPrompt,
+  baseline: () => RenderedPrompt,
+): { readonly format: ProviderFormat; readonly problems: ReadonlyArray<string> } | undefined {
+  let before: RenderedPrompt | undefined;
   for (const format of formats) {
     const problems = validateProviderRequest(format, toProviderRequest(format, prompt));
     if (problems.length === 0) continue;
-    if (validateProviderRequest(format, toProviderRequest(format, baseline())).length > 0) continue;
-    return `${format}: ${problems[0]}`;
+    before ??= baseline();
+    if (validateProviderRequest(format, toProviderRequest(format, before)).length > 0) continue;
+    return { format, problems };
   }
   return undefined;
-}
-
-/** A function computing a value once, on first call. */
-export function once<T>(compute: () => T): () => T {
-  let done = false;
-  let value: T;
-  return () => {
-    if (!done) {
-      value = compute();
-      done = true;
-    }
-    return value;
-  };
 }
 
 function report(run: Run, requestTokens: number): PipelineReport {
@@ -71,7 +71,7 @@ export function failure(run: Run, error: LedgerError): PipelineResult {
 export function finish(run: Run): PipelineResult {
   const { input, settings } = run;
   const plan = run.added.length === 0 ? input.plan : run.plan;
-  let prompt: ReturnType<typeof renderPrompt>;
+  let prompt: RenderedPrompt;
   const nothingAtTheEnd = (input.injections?.length ?? 0) === 0 && (input.rehydrated?.length ?? 0) === 0;
   try {
     if (nothingAtTheEnd && run.prompt !== undefined && run.prompt.planVersion === plan.version) {
@@ -80,13 +80,7 @@ export function finish(run: Run): PipelineResult {
       assertPlanValid(plan, input.log);
       prompt = run.prompt;
     } else {
-      prompt = renderPrompt(input.log, plan, {
-        counter: input.counter,
-        pendingCalls: settings.pendingCalls,
-        ...(input.injections === undefined ? {} : { injections: input.injections }),
-        ...(input.rehydrated === undefined ? {} : { rehydrated: input.rehydrated }),
-        ...(input.previous === undefined ? {} : { previous: input.previous }),
-      });
+      prompt = renderTurn(run, plan, true);
     }
   } catch (error) {
     return failure(run, asLedgerError(error));
@@ -112,22 +106,24 @@ export function finish(run: Run): PipelineResult {
     );
     return failure(run, error);
   }
-  const baseline = once(() =>
-    plan === input.plan
-      ? prompt
-      : renderPrompt(input.log, input.plan, {
-          counter: input.counter,
-          pendingCalls: settings.pendingCalls,
-          ...(input.injections === undefined ? {} : { injections: input.injections }),
-          ...(input.rehydrated === undefined ? {} : { rehydrated: input.rehydrated }),
-        }),
+  const broken = brokenFormat(settings.formats, prompt, () =>
+    plan === input.plan ? prompt : renderTurn(run, input.plan, false),
   );
-  for (const format of settings.formats) {
-    const problems = validateProviderRequest(format, toProviderRequest(format, prompt));
-    if (problems.length === 0) continue;
-    if (validateProviderRequest(format, toProviderRequest(format, baseline())).length > 0) continue;
-    return failure(run, new RenderValidationError(format, problems, where));
+  if (broken !== undefined) {
+    return failure(run, new RenderValidationError(broken.format, broken.problems, where));
   }
   const changed = plan !== input.plan;
   return { ok: true, plan, changed, prompt, report: report(run, prompt.tokenCount) };
+}
+
+/** The turn's request under `plan`: the history plus the turn's injected and rehydrated content at the end. */
+function renderTurn(run: Run, plan: CompactionPlan, withPrevious: boolean): RenderedPrompt {
+  const { input, settings } = run;
+  return renderPrompt(input.log, plan, {
+    counter: input.counter,
+    pendingCalls: settings.pendingCalls,
+    ...(input.injections === undefined ? {} : { injections: input.injections }),
+    ...(input.rehydrated === undefined ? {} : { rehydrated: input.rehydrated }),
+    ...(withPrevious && input.previous !== undefined ? { previous: input.previous } : {}),
+  });
 }

@@ -1,6 +1,6 @@
 import { type CompactionPlan, emptyPlan } from "../../plan/compaction-plan.js";
 import { checkSeq, checkThreadId } from "../log-store.js";
-import { KnownPlans, type PlanRow, planFromRows, prepareCommit } from "../plan-deltas.js";
+import { KnownPlans, type PlanRow, prepareCommit } from "../plan-deltas.js";
 import { type PlanStore, planConflict, planNotFound } from "../plan-store.js";
 import { guarded } from "../store-errors.js";
 import { type PgPool, pgColumn, pgInt, pgTransaction } from "./postgres-driver.js";
@@ -70,9 +70,7 @@ export function createPostgresPlanStore(pool: PgPool, s: string): PlanStore {
       kind: pgColumn(row, "kind"),
       body: pgColumn(row, "body"),
     }));
-    const read = planFromRows(threadId, target, chain);
-    known.offer(read);
-    return read.plan;
+    return known.read(threadId, target, chain);
   }
 
   async function get(threadId: string, version: number): Promise<CompactionPlan> {

@@ -1,6 +1,6 @@
 import { type CompactionPlan, emptyPlan } from "../../plan/compaction-plan.js";
 import { checkSeq, checkThreadId } from "../log-store.js";
-import { KnownPlans, type PlanRow, planFromRows, prepareCommit } from "../plan-deltas.js";
+import { KnownPlans, type PlanRow, prepareCommit } from "../plan-deltas.js";
 import { type PlanStore, planConflict } from "../plan-store.js";
 import { guarded } from "../store-errors.js";
 import { column, immediateTransaction, intColumn, type SqliteDatabase } from "./sqlite-driver.js";
@@ -63,9 +63,7 @@ export function createSqlitePlanStore(db: SqliteDatabase): PlanStore {
       kind: column(row, "kind"),
       body: column(row, "body"),
     }));
-    const read = planFromRows(threadId, version, rows);
-    known.offer(read);
-    return read.plan;
+    return known.read(threadId, version, rows);
   }
 
   const op = <T>(name: string, threadId: string | undefined, run: () => T) =>
