@@ -14,7 +14,8 @@ export type LedgerErrorCode =
   | "SUMMARIZER_FAILED"
   | "RENDER_INVALID"
   | "ACCESS_DENIED"
-  | "NOT_FOUND";
+  | "NOT_FOUND"
+  | "NOT_LOADED";
 
 /** Where an error happened; every field is optional and only the known ones are filled in. */
 export interface ErrorLocation {
@@ -163,5 +164,25 @@ export class AccessDeniedError extends LedgerError {
 export class NotFoundError extends LedgerError {
   constructor(problem: string, where: ErrorLocation = {}) {
     super("NOT_FOUND", problem, where);
+  }
+}
+
+/**
+ * A projected log (one restored from a thread checkpoint, holding only the messages its plan can render) was
+ * asked for a message it does not hold. The engine answers it by loading the whole thread; elsewhere it means
+ * the caller read more than the projection was made for.
+ */
+export class MessageNotLoadedError extends LedgerError {
+  /** The seq asked for, when the question named one. */
+  readonly seq: number | undefined;
+
+  /** `subject` says what was asked for, e.g. "message at seq 12" or "group 7". */
+  constructor(subject: string, where: ErrorLocation = {}, seq?: number) {
+    super(
+      "NOT_LOADED",
+      `${subject} is not loaded: this log was projected from a checkpoint and holds only what its plan can render`,
+      where,
+    );
+    this.seq = seq;
   }
 }

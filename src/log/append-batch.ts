@@ -10,7 +10,10 @@ export interface BatchTarget {
   readonly threadId: string;
   readonly length: number;
   readonly pendingCalls: ReadonlyMap<string, CallRef>;
-  byId(id: string): Message | undefined;
+  /** The seq of a message id in the log (also one a projected log does not hold), or undefined. */
+  seqOf(id: string): number | undefined;
+  /** Whether the log holds a message with this id (a projected log: among the messages it holds). */
+  holdsId(id: string): boolean;
 }
 
 /** One validated message of a batch and its pairing with earlier calls. */
@@ -64,7 +67,7 @@ export function prepareBatch(
     const input = parsed.data as MessageInput;
     const parts = input.parts.map(clonePart);
     const id = input.id ?? generateId(log, seq, batchIds, supplied);
-    if (log.byId(id) !== undefined || batchIds.has(id)) {
+    if (log.seqOf(id) !== undefined || batchIds.has(id)) {
       throw new ValidationError(
         `duplicate message id ${JSON.stringify(id)}: ids must be unique in a thread`,
         {
@@ -142,7 +145,7 @@ function generateId(
   supplied: ReadonlySet<string>,
 ): string {
   let id = `msg-${seq}`;
-  for (let n = 1; log.byId(id) !== undefined || batchIds.has(id) || supplied.has(id); n++)
+  for (let n = 1; log.seqOf(id) !== undefined || batchIds.has(id) || supplied.has(id); n++)
     id = `msg-${seq}-${n}`;
   return id;
 }
@@ -187,7 +190,9 @@ export function trustedBatch(
         field: "seq",
       });
     }
-    if (log.byId(message.id) !== undefined || batchIds.has(message.id)) {
+    // A projected log checks only the ids it holds: every store refuses a duplicate id in a thread, and looking
+    // up the others would decode every id of the thread for a check the store has made.
+    if (log.holdsId(message.id) || batchIds.has(message.id)) {
       throw new ValidationError(`duplicate message id ${JSON.stringify(message.id)} in the stored log`, {
         ...where,
         field: "id",

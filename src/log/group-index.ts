@@ -1,3 +1,4 @@
+import { MessageNotLoadedError } from "../errors/ledger-error.js";
 import { type Group, type GroupSource, groupKindOf } from "./groups.js";
 import type { Message } from "./message.js";
 
@@ -37,7 +38,12 @@ export class GroupIndex {
   /** Per group: its versions and, in step, the log length from which each is current. */
   readonly #versions: Group[][] = [];
   readonly #since: number[][] = [];
-  /** Per group: the log length from which it exists (ascending). */
+  /**
+   * Groups below this index exist in every log value of the history (a restored index starts with them; their
+   * birth lengths are not kept). 0 for an index built from the first message.
+   */
+  #bornBase = 0;
+  /** Per group from `#bornBase` on: the log length from which it exists (ascending). */
   readonly #born: number[] = [];
   readonly #openCalls: number[] = [];
   /** Seqs of messages that are pinned whatever happens: system messages and `meta.pinned`. */
@@ -55,12 +61,13 @@ export class GroupIndex {
   }
 
   #addGroup(message: Message, seq: number): void {
-    const index = this.#versions.length;
+    const index = this.#bornBase + this.#born.length;
     const calls = countCalls(message);
-    this.#indexBySeq.push(index);
-    this.#openCalls.push(calls);
+    // Assigned by position, not pushed: a restored index holds only some seqs and groups below its start.
+    this.#indexBySeq[seq] = index;
+    this.#openCalls[index] = calls;
     this.#born.push(seq + 1);
-    this.#since.push([seq + 1]);
+    this.#since[index] = [seq + 1];
     const group: Group = {
       index,
       kind: groupKindOf(message),
@@ -68,13 +75,13 @@ export class GroupIndex {
       messageIds: Object.freeze([message.id]),
       pending: calls > 0,
     };
-    this.#versions.push([Object.freeze(group)]);
+    this.#versions[index] = [Object.freeze(group)];
   }
 
   #addResult(log: GroupSource, seq: number): void {
     const targets = new Set(log.answersOf(seq).map((callSeq) => this.#indexBySeq[callSeq]!));
     const index = [...targets][0]!;
-    this.#indexBySeq.push(index);
+    this.#indexBySeq[seq] = index;
     if (targets.size > 1 && this.brokenAt === Number.POSITIVE_INFINITY) this.brokenAt = seq + 1;
     const versions = this.#versions[index]!;
     const previous = versions[versions.length - 1]!;
@@ -89,14 +96,15 @@ export class GroupIndex {
     this.#since[index]!.push(seq + 1);
   }
 
-  /** Number of groups in the prefix of length `length`. */
+  /** Number of groups in the prefix of length `length` (never shorter than a restored index's start). */
   countAt(length: number): number {
-    return lastAtMost(this.#born, length) + 1;
+    return this.#bornBase + lastAtMost(this.#born, length) + 1;
   }
 
   /** Group `index` as it is in the prefix of length `length`. */
   groupAt(index: number, length: number): Group {
-    const since = this.#since[index]!;
+    const since = this.#since[index];
+    if (since === undefined) throw new MessageNotLoadedError(`group ${index}`);
     let v = since.length - 1;
     while (v > 0 && since[v]! > length) v--;
     return this.#versions[index]![v]!;
@@ -109,11 +117,80 @@ export class GroupIndex {
 
   /** The group index of a seq. */
   indexOf(seq: number): number {
-    return this.#indexBySeq[seq]!;
+    const index = this.#indexBySeq[seq];
+    if (index === undefined) throw new MessageNotLoadedError(`message at seq ${seq}`, {}, seq);
+    return index;
+  }
+
+  /**
+   * The state at `log.length` of the given groups (ascending indices). Only valid while the index is not broken
+   * (`log.length < brokenAt`): a restored index assumes every group is one message and the results of its calls.
+   */
+  stateAt(log: GroupSource, held: ReadonlyArray<number>): GroupIndexState {
+    const length = log.length;
+    const groups = held.map((g) => {
+      const group = this.groupAt(g, length);
+      let open = 0;
+      // Open calls at `length`: the group's call parts less the result parts that answered them by then.
+      for (const seq of group.seqs) {
+        const message = log.at(seq)!;
+        open += message.role === "tool" ? -message.parts.length : countCalls(message);
+      }
+      return { group, openCalls: open };
+    });
+    return {
+      length,
+      count: this.countAt(length),
+      pinnedSeqs: this.pinnedSeqsBelow(length),
+      groups,
+    };
+  }
+
+  /**
+   * An index whose log values start at `state.length`, holding only the given groups: what a projected log
+   * (docs/decisions/0009) needs to number groups, find the groups of the messages it holds and extend them as
+   * messages arrive. Asking for a group or seq it does not hold throws `MessageNotLoadedError`.
+   */
+  static restore(state: GroupIndexState): GroupIndex {
+    const index = new GroupIndex();
+    index.length = state.length;
+    index.#bornBase = state.count;
+    index.#pinnedSeqs.push(...state.pinnedSeqs);
+    // Sized up front: writing far past the end of an empty array turns it into a slow dictionary.
+    index.#indexBySeq.length = state.length;
+    index.#versions.length = state.count;
+    index.#since.length = state.count;
+    index.#openCalls.length = state.count;
+    for (const { group, openCalls } of state.groups) {
+      for (const seq of group.seqs) index.#indexBySeq[seq] = group.index;
+      index.#versions[group.index] = [group];
+      index.#since[group.index] = [0];
+      index.#openCalls[group.index] = openCalls;
+    }
+    return index;
   }
 
   /** Statically pinned seqs (system, `meta.pinned`) below `length`, ascending. */
   pinnedSeqsBelow(length: number): ReadonlyArray<number> {
     return this.#pinnedSeqs.slice(0, lastAtMost(this.#pinnedSeqs, length - 1) + 1);
   }
+}
+
+/** What a restored index needs of one group whose messages a projected log holds (see `GroupIndex.restore`). */
+export interface RestoredGroup {
+  readonly group: Group;
+  /** Calls of the group without a result at the restored length. */
+  readonly openCalls: number;
+}
+
+/** The state of a group index at a log length, limited to the groups a projected log holds. */
+export interface GroupIndexState {
+  /** Log length the state describes. */
+  readonly length: number;
+  /** Number of groups at that length. */
+  readonly count: number;
+  /** Statically pinned seqs below `length`, ascending (pinned messages are always held). */
+  readonly pinnedSeqs: ReadonlyArray<number>;
+  /** The held groups, ascending by index, as they are at `length`. */
+  readonly groups: ReadonlyArray<RestoredGroup>;
 }

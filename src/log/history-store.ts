@@ -33,6 +33,61 @@ export interface HistoryStore {
   readonly memos: Map<string | object, unknown>;
   /** Groups of this history, extended in place as values ask for them. */
   groupIndex?: GroupIndex;
+  /**
+   * Set on a projected history (restored from a checkpoint, see `ThreadLog.restore`): below `floor` it holds
+   * only some messages, and the ids of the others come from `absentIds` when first needed.
+   */
+  projection?: Projection;
+}
+
+/** What a projected history knows of the messages it does not hold. */
+export interface Projection {
+  /** No log value of the history is shorter (the checkpoint's length). */
+  readonly floor: number;
+  /** Ids of the messages not held below `floor`, in seq order (decoded when first needed). */
+  readonly absentIds: () => ReadonlyArray<string>;
+  /** Seqs held below `floor` as ascending `[start, end)` pairs. */
+  readonly held: ReadonlyArray<number>;
+  /** Seq of every id not held, built from `absentIds` when first asked. */
+  absentSeqById?: Map<string, number>;
+}
+
+/** The seq of an id the projection does not hold, or undefined (decodes the absent ids once). */
+export function absentSeqOf(projection: Projection, id: string): number | undefined {
+  if (projection.absentSeqById === undefined) {
+    const ids = projection.absentIds();
+    const map = new Map<string, number>();
+    let i = 0;
+    forEachAbsentSeq(projection, (seq) => {
+      map.set(ids[i++]!, seq);
+    });
+    projection.absentSeqById = map;
+  }
+  return projection.absentSeqById.get(id);
+}
+
+/** The id of a seq the projection does not hold (undefined for a held seq or one at or past the floor). */
+export function absentIdAt(projection: Projection, seq: number): string | undefined {
+  if (seq < 0 || seq >= projection.floor) return undefined;
+  // Its position among the absent seqs: the seq less the held seqs below it.
+  let heldBelow = 0;
+  const { held } = projection;
+  for (let r = 0; r < held.length && held[r]! <= seq; r += 2) {
+    if (seq < held[r + 1]!) return undefined;
+    heldBelow += held[r + 1]! - held[r]!;
+  }
+  return projection.absentIds()[seq - heldBelow];
+}
+
+/** Calls `visit` with each seq below the floor that the projection does not hold, ascending. */
+export function forEachAbsentSeq(projection: Projection, visit: (seq: number) => void): void {
+  let next = 0;
+  const { held, floor } = projection;
+  for (let r = 0; r <= held.length; r += 2) {
+    const end = r < held.length ? held[r]! : floor;
+    for (let seq = next; seq < end; seq++) visit(seq);
+    next = r < held.length ? held[r + 1]! : floor;
+  }
 }
 
 /** A store with no messages. */
@@ -78,7 +133,20 @@ export function branchHistory(store: HistoryStore, length: number): HistoryStore
     if (kept.length > 0) answeredBy.set(seq, kept);
   }
   const userSeqs = store.userSeqs.slice(0, countBelow(store.userSeqs, length));
-  return { messages, ids, seqById, answers, callSeqByPart, answeredBy, userSeqs, memos: new Map() };
+  const branch: HistoryStore = {
+    messages,
+    ids,
+    seqById,
+    answers,
+    callSeqByPart,
+    answeredBy,
+    userSeqs,
+    memos: new Map(),
+  };
+  // A projected branch keeps what it knows of the messages it does not hold; its groups are rebuilt from the
+  // first message, which fails loudly on the first one missing (the engine only appends at the tip).
+  if (store.projection !== undefined) branch.projection = store.projection;
+  return branch;
 }
 
 /** Adds one message at the end of the store (its seq must be the store's length). */

@@ -1,8 +1,16 @@
-import { ValidationError } from "../errors/ledger-error.js";
+import { MessageNotLoadedError, ValidationError } from "../errors/ledger-error.js";
 import { type BatchEntry, prepareBatch, trustedBatch } from "./append-batch.js";
 import { GroupIndex } from "./group-index.js";
-import { computeGroups, type Group, type GroupsSnapshot } from "./groups.js";
-import { addToHistory, branchHistory, countBelow, emptyHistory, type HistoryStore } from "./history-store.js";
+import { computeGroups, type Group, type GroupKind, type GroupsSnapshot } from "./groups.js";
+import {
+  absentIdAt,
+  absentSeqOf,
+  addToHistory,
+  branchHistory,
+  countBelow,
+  emptyHistory,
+  type HistoryStore,
+} from "./history-store.js";
 import type { Message, MessageInput } from "./message.js";
 import { type Turn, turnsFromStarts } from "./turns.js";
 
@@ -12,6 +20,40 @@ export interface CallRef {
   readonly partIndex: number;
   readonly callId: string;
   readonly name: string;
+}
+
+/** One group a projected log holds, as a checkpoint records it (message ids come from the messages). */
+export interface HeldGroup {
+  readonly index: number;
+  readonly kind: GroupKind;
+  readonly seqs: ReadonlyArray<number>;
+  readonly pending: boolean;
+  /** Calls of the group without a result at the checkpoint's length. */
+  readonly openCalls: number;
+}
+
+/**
+ * The log part of a thread checkpoint (docs/decisions/0009): what a projected log needs besides the messages it
+ * holds. Plain data, JSON round-trippable; its size grows with what is held, the user turns and nothing else.
+ */
+export interface LogCheckpoint {
+  readonly threadId: string;
+  /** The log length it describes. */
+  readonly length: number;
+  /** Hash of the message at `length - 1`, so a reader can check the checkpoint belongs to the stored log. */
+  readonly lastHash: string;
+  /** Seqs whose messages a projection holds, as ascending `[start, end)` pairs (whole groups). */
+  readonly held: ReadonlyArray<number>;
+  readonly pendingCalls: ReadonlyArray<CallRef>;
+  /** Seqs of every user message (turn starts). */
+  readonly userSeqs: ReadonlyArray<number>;
+  /** Per held tool message: its seq, then per part the seq of the call it answers. */
+  readonly pairing: ReadonlyArray<ReadonlyArray<number>>;
+  /** Number of groups at `length`. */
+  readonly groupCount: number;
+  /** Statically pinned seqs (all held). */
+  readonly pinnedSeqs: ReadonlyArray<number>;
+  readonly groups: ReadonlyArray<HeldGroup>;
 }
 
 /**
@@ -68,21 +110,56 @@ export class ThreadLog {
     return ThreadLog.empty(threadId).appendTrusted(messages);
   }
 
-  /** All messages in seq order (frozen; computed once per log value). */
+  /** All messages in seq order (frozen; computed once per log value). A projected log throws. */
   get messages(): ReadonlyArray<Message> {
+    const projection = this.#store.projection;
+    if (projection !== undefined) this.#notHeld(projection.held[0] === 0 ? (projection.held[1] ?? 0) : 0);
     this.#messages ??= Object.freeze(this.#store.messages.slice(0, this.length));
     return this.#messages;
   }
 
-  /** The message at a seq, or undefined. */
+  /**
+   * The message at a seq, or undefined past the end. A projected log (see `restore`) throws
+   * `MessageNotLoadedError` for a message it does not hold.
+   */
   at(seq: number): Message | undefined {
-    return seq >= 0 && seq < this.length ? this.#store.messages[seq] : undefined;
+    if (seq < 0 || seq >= this.length) return undefined;
+    return this.#store.messages[seq] ?? this.#notHeld(seq);
   }
 
-  /** The message with an id, or undefined. */
+  /** Whether this log holds the message at a seq (always, below `length`, unless it is projected). */
+  holds(seq: number): boolean {
+    return seq >= 0 && seq < this.length && this.#store.messages[seq] !== undefined;
+  }
+
+  /** True for a log restored from a checkpoint, which holds only some of its messages. */
+  get projected(): boolean {
+    return this.#store.projection !== undefined;
+  }
+
+  #notHeld(seq: number): never {
+    throw new MessageNotLoadedError(`message at seq ${seq}`, { threadId: this.threadId }, seq);
+  }
+
+  /** The message with an id, or undefined (a projected log throws for a message it does not hold). */
   byId(id: string): Message | undefined {
+    const seq = this.seqOf(id);
+    return seq === undefined ? undefined : this.at(seq);
+  }
+
+  /** Whether the log holds a message with this id (a projected log: among those it holds). */
+  holdsId(id: string): boolean {
     const seq = this.#store.seqById.get(id);
-    return seq !== undefined && seq < this.length ? this.#store.messages[seq] : undefined;
+    return seq !== undefined && seq < this.length;
+  }
+
+  /** The id of the message at a seq (also for a message a projected log does not hold), or undefined. */
+  idAt(seq: number): string | undefined {
+    if (seq < 0 || seq >= this.length) return undefined;
+    const id = this.#store.ids[seq];
+    if (id !== undefined) return id;
+    const projection = this.#store.projection;
+    return projection === undefined ? undefined : absentIdAt(projection, seq);
   }
 
   /**
@@ -92,12 +169,21 @@ export class ThreadLog {
   seqOf(id: string, hint?: number): number | undefined {
     if (hint !== undefined && hint >= 0 && hint < this.length && this.#store.ids[hint] === id) return hint;
     const seq = this.#store.seqById.get(id);
-    return seq !== undefined && seq < this.length ? seq : undefined;
+    if (seq !== undefined) return seq < this.length ? seq : undefined;
+    const projection = this.#store.projection;
+    return projection === undefined ? undefined : absentSeqOf(projection, id);
   }
 
   /** For a tool message: the seqs of the assistant messages whose calls it answers. */
   answersOf(seq: number): ReadonlyArray<number> {
-    return seq < this.length ? (this.#store.answers.get(seq) ?? []) : [];
+    if (seq >= this.length) return [];
+    return this.#store.answers.get(seq) ?? this.#nothingOrNotHeld(seq);
+  }
+
+  /** An empty answer for a held seq; a projected log cannot know it for one it does not hold. */
+  #nothingOrNotHeld(seq: number): ReadonlyArray<number> {
+    if (this.#store.projection !== undefined && this.#store.messages[seq] === undefined) this.#notHeld(seq);
+    return [];
   }
 
   /**
@@ -105,14 +191,15 @@ export class ThreadLog {
    * pairing decided on append: the nearest earlier unanswered call with the same id).
    */
   callSeqsOfParts(seq: number): ReadonlyArray<number> {
-    return seq < this.length ? (this.#store.callSeqByPart.get(seq) ?? []) : [];
+    if (seq >= this.length) return [];
+    return this.#store.callSeqByPart.get(seq) ?? this.#nothingOrNotHeld(seq);
   }
 
   /** For an assistant message: the seqs of the tool messages (in this log value) answering its calls. */
   resultsOf(seq: number): ReadonlyArray<number> {
     if (seq >= this.length) return [];
     const all = this.#store.answeredBy.get(seq);
-    if (all === undefined) return [];
+    if (all === undefined) return this.#nothingOrNotHeld(seq);
     const last = all[all.length - 1];
     return last !== undefined && last < this.length ? all : all.filter((r) => r < this.length);
   }
@@ -152,7 +239,10 @@ export class ThreadLog {
     return view instanceof GroupIndex ? view.indexTable() : view.indexBySeq;
   }
 
-  /** The ids of every seq below `length`, as one contiguous table (do not read past `length`). */
+  /**
+   * The ids of every seq below `length`, as one contiguous table (do not read past `length`). In a projected log
+   * the entries of messages it does not hold are undefined: look those up with `seqOf`/`idAt`.
+   */
   idTable(): ArrayLike<string> {
     return this.#store.ids;
   }
@@ -204,8 +294,20 @@ export class ThreadLog {
    * the last message of `other` by identity suffices.
    */
   extends(other: ThreadLog): boolean {
-    if (other.threadId !== this.threadId || other.length > this.length) return false;
-    return other.length === 0 || this.at(other.length - 1) === other.at(other.length - 1);
+    return (
+      other.threadId === this.threadId &&
+      other.length <= this.length &&
+      this.sharesPrefix(other, other.length)
+    );
+  }
+
+  /** Whether this log and `other` hold the same first `length` messages (both at least that long). */
+  sharesPrefix(other: ThreadLog, length: number): boolean {
+    if (other.threadId !== this.threadId || other.length < length || this.length < length) return false;
+    if (length === 0 || this.#store === other.#store) return true;
+    const mine = this.#store.messages[length - 1];
+    // Message objects are only shared between values of one history: an unheld message proves nothing.
+    return mine !== undefined && mine === other.#store.messages[length - 1];
   }
 
   /** Turns: each starts at a user message; messages before the first user message form turn 0. */
@@ -252,6 +354,136 @@ export class ThreadLog {
     return memo;
   }
 
+  /**
+   * The log part of a checkpoint at this length for a projection holding the given groups (ascending indices)
+   * plus those every projection holds: pinned messages and calls still waiting for results (a later result
+   * must find its call). Undefined when it cannot be made: a projected log, or a history where a tool message
+   * fused two groups (its groups are recomputed from every message). The ids of the messages not held are
+   * returned beside it, in seq order.
+   */
+  checkpoint(
+    groups: ReadonlyArray<number>,
+  ): { readonly checkpoint: LogCheckpoint; readonly absentIds: ReadonlyArray<string> } | undefined {
+    if (this.projected || this.length === 0 || !this.stableGroupIndices) return undefined;
+    const index = this.#groupIndex();
+    const wanted = new Set(groups);
+    for (const seq of this.pinnedSeqs) wanted.add(index.indexOf(seq));
+    for (const call of this.pendingCalls.values()) wanted.add(index.indexOf(call.seq));
+    const heldGroups = [...wanted].sort((a, b) => a - b);
+    const state = index.stateAt(this, heldGroups);
+    const seqs = state.groups.flatMap((g) => g.group.seqs).sort((a, b) => a - b);
+    const held: number[] = [];
+    for (const seq of seqs) {
+      if (held.length > 0 && held[held.length - 1] === seq) held[held.length - 1] = seq + 1;
+      else held.push(seq, seq + 1);
+    }
+    const absentIds: string[] = [];
+    let next = 0;
+    for (let r = 0; r <= held.length; r += 2) {
+      const end = r < held.length ? held[r]! : this.length;
+      for (let seq = next; seq < end; seq++) absentIds.push(this.#store.ids[seq]!);
+      next = r < held.length ? held[r + 1]! : this.length;
+    }
+    const pairing = seqs
+      .filter((seq) => this.#store.messages[seq]!.role === "tool")
+      .map((seq) => [seq, ...this.callSeqsOfParts(seq)]);
+    const checkpoint: LogCheckpoint = {
+      threadId: this.threadId,
+      length: this.length,
+      lastHash: this.#store.messages[this.length - 1]!.hash,
+      held,
+      pendingCalls: [...this.pendingCalls.values()].map((c) => ({ ...c })),
+      userSeqs: this.#store.userSeqs.slice(0, countBelow(this.#store.userSeqs, this.length)),
+      pairing,
+      groupCount: state.count,
+      pinnedSeqs: [...state.pinnedSeqs],
+      groups: state.groups.map(({ group, openCalls }) => ({
+        index: group.index,
+        kind: group.kind,
+        seqs: [...group.seqs],
+        pending: group.pending,
+        openCalls,
+      })),
+    };
+    return { checkpoint, absentIds };
+  }
+
+  /**
+   * A projected log: the value `checkpoint` describes, holding only `messages` (exactly its held seqs, in order,
+   * as a store returned them). Everything derived from the log answers as for the whole log; reading a message
+   * it does not hold throws `MessageNotLoadedError`. `absentIds` gives the ids of the others in seq order and
+   * is called at most once, when an id not held is first looked up. Throws `ValidationError` when the messages
+   * or the checkpoint do not fit together.
+   */
+  static restore(
+    checkpoint: LogCheckpoint,
+    messages: ReadonlyArray<Message>,
+    absentIds: () => ReadonlyArray<string>,
+  ): ThreadLog {
+    const { threadId, length, held } = checkpoint;
+    const where = { threadId, field: "checkpoint" };
+    const store = emptyHistory();
+    // Holey arrays as long as the log (not grown by writes far past their end, which makes them dictionaries).
+    const all = store.messages as Message[];
+    all.length = length;
+    store.ids.length = length;
+    let i = 0;
+    for (let r = 0; r < held.length; r += 2) {
+      for (let seq = held[r]!; seq < held[r + 1]!; seq++) {
+        const message = messages[i++];
+        if (message?.seq !== seq || seq >= length) {
+          throw new ValidationError(
+            `checkpoint holds seq ${seq} but the message given there is not it`,
+            where,
+          );
+        }
+        all[seq] = message;
+        store.ids[seq] = message.id;
+        store.seqById.set(message.id, seq);
+      }
+    }
+    if (i !== messages.length) {
+      throw new ValidationError(`checkpoint holds ${i} messages but ${messages.length} were given`, where);
+    }
+    for (const [seq, ...callSeqs] of checkpoint.pairing) {
+      if (seq === undefined || all[seq]?.role !== "tool") {
+        throw new ValidationError(`checkpoint pairs seq ${seq}, which is not a held tool message`, where);
+      }
+      store.callSeqByPart.set(seq, callSeqs);
+      const answers = [...new Set(callSeqs)].sort((a, b) => a - b);
+      store.answers.set(seq, answers);
+      for (const callSeq of answers)
+        store.answeredBy.set(callSeq, [...(store.answeredBy.get(callSeq) ?? []), seq]);
+    }
+    store.userSeqs.push(...checkpoint.userSeqs);
+    store.groupIndex = GroupIndex.restore({
+      length,
+      count: checkpoint.groupCount,
+      pinnedSeqs: checkpoint.pinnedSeqs,
+      groups: checkpoint.groups.map((g) => ({
+        group: Object.freeze({
+          index: g.index,
+          kind: g.kind,
+          seqs: Object.freeze([...g.seqs]),
+          messageIds: Object.freeze(g.seqs.map((seq) => heldAt(all, seq, where).id)),
+          pending: g.pending,
+        }),
+        openCalls: g.openCalls,
+      })),
+    });
+    let decoded: ReadonlyArray<string> | undefined;
+    store.projection = {
+      floor: length,
+      held,
+      absentIds: () => {
+        decoded ??= absentIds();
+        return decoded;
+      },
+    };
+    const pending = new Map(checkpoint.pendingCalls.map((c) => [c.callId, Object.freeze({ ...c })]));
+    return new ThreadLog(threadId, store, length, pending);
+  }
+
   /** Returns a new log with the messages appended, or throws `ValidationError` and appends nothing. */
   append(inputs: ReadonlyArray<MessageInput>): ThreadLog {
     if (inputs.length === 0) return this;
@@ -279,4 +511,12 @@ export class ThreadLog {
     for (const entry of batch.entries) addToHistory(store, entry);
     return new ThreadLog(this.threadId, store, this.length + batch.entries.length, batch.pending);
   }
+}
+
+function heldAt(messages: ReadonlyArray<Message | undefined>, seq: number, where: object): Message {
+  const message = messages[seq];
+  if (message === undefined) {
+    throw new ValidationError(`checkpoint names seq ${seq} in a held group but does not hold it`, where);
+  }
+  return message;
 }
