@@ -48,15 +48,9 @@ interface Memo {
 
 const memo = new WeakMap<CompactionPlan, Memo>();
 
-/** Whether two logs agree on their first `length` messages. */
-function samePrefix(a: ThreadLog, b: ThreadLog, length: number): boolean {
-  if (a.threadId !== b.threadId || a.length < length || b.length < length) return false;
-  return length === 0 || a.at(length - 1) === b.at(length - 1);
-}
-
 function reusable(plan: CompactionPlan, log: ThreadLog): SeqResolution | undefined {
   const hit = memo.get(plan);
-  return hit !== undefined && samePrefix(hit.log, log, Math.min(plan.basedOnSeq, log.length))
+  return hit !== undefined && hit.log.sharesPrefix(log, Math.min(plan.basedOnSeq, log.length))
     ? hit.resolution
     : undefined;
 }
