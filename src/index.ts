@@ -138,6 +138,8 @@ export type {
   SecurityContext,
 } from "./stores/artifact-store.js";
 export { mayRead } from "./stores/artifact-store.js";
+export type { CheckpointStore, ThreadCheckpoint } from "./stores/checkpoint-store.js";
+export { CHECKPOINTS_KEPT } from "./stores/checkpoint-store.js";
 export type { LogStore, SeqRange, StoredMessage, TokenCounts, TokenCountUpdate } from "./stores/log-store.js";
 export type {
   MemoryArtifactStore,

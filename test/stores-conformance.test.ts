@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, it } from "vitest";
 import { STORE_BACKENDS, StoreOpener } from "./support/store-backends.js";
 import { artifactCases, summaryCases } from "./support/store-cases-artifacts.js";
 import { callCases, durabilityCases } from "./support/store-cases-calls.js";
+import { checkpointCases } from "./support/store-cases-checkpoints.js";
 import { logCases } from "./support/store-cases-log.js";
 import { planCases } from "./support/store-cases-plan.js";
 import { processCases } from "./support/store-cases-processes.js";
@@ -42,6 +43,7 @@ for (const backend of STORE_BACKENDS) {
     describe("artifacts", () => artifactCases(opener, title));
     describe("summaries", () => summaryCases(backend, opener, title));
     describe("model calls", () => callCases(opener, title));
+    describe("checkpoints", () => checkpointCases(opener, title));
     describe("durability", () => durabilityCases(backend, opener, title));
     describe("concurrency and crashes", () => processCases(backend, opener, title));
   });

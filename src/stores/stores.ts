@@ -1,4 +1,5 @@
 import type { ArtifactStore } from "./artifact-store.js";
+import type { CheckpointStore } from "./checkpoint-store.js";
 import type { LogStore } from "./log-store.js";
 import type { ModelCallStore } from "./model-call-store.js";
 import type { PlanStore } from "./plan-store.js";
@@ -11,6 +12,11 @@ export interface Stores {
   readonly artifacts: ArtifactStore;
   readonly summaries: SummaryCache;
   readonly calls: ModelCallStore;
+  /**
+   * Thread checkpoints, so a worker without a cache starts from a few rows. Optional: stores written before
+   * checkpoints (or elsewhere) keep working, but without it every worker without a cache loads the whole log.
+   */
+  readonly checkpoints?: CheckpointStore;
   /** Releases the backend (closes the database or pool it opened); the stores are unusable afterwards. */
   close(): Promise<void>;
 }

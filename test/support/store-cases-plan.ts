@@ -219,8 +219,11 @@ async function expectVersions(plans: PlanStore, committed: ReadonlyArray<Compact
   }
 }
 
-/** Runs one statement straight on a durable target's database: `{plans}` / `{threads}` name tables, `?` params. */
-async function rawSql(
+// `{table}` in a statement given to `rawSql`.
+const TABLE = /\{(\w+)\}/g;
+
+/** Runs one statement straight on a durable target's database: `{table}` names a table, `?` a parameter. */
+export async function rawSql(
   target: StoreTarget,
   text: string,
   ...params: unknown[]
@@ -228,7 +231,7 @@ async function rawSql(
   if (target.kind === "sqlite") {
     const db = new Database(target.path);
     try {
-      const statement = db.prepare(text.replaceAll("{plans}", "plans").replaceAll("{threads}", "threads"));
+      const statement = db.prepare(text.replace(TABLE, (_, table: string) => table));
       if (!statement.reader) statement.run(...params);
       return statement.reader ? (statement.all(...params) as Record<string, unknown>[]) : [];
     } finally {
@@ -241,8 +244,7 @@ async function rawSql(
   try {
     let n = 0;
     const sql = text
-      .replaceAll("{plans}", `"${target.schema}".plans`)
-      .replaceAll("{threads}", `"${target.schema}".threads`)
+      .replace(TABLE, (_, table: string) => `"${target.schema}".${table}`)
       .replaceAll("?", () => `$${++n}`);
     return (await client.query(sql, params)).rows;
   } finally {
@@ -425,7 +427,7 @@ function deltaCases(opener: StoreOpener, title: (t: string) => string): void {
   it.skipIf(!durable)(title("plans stored before deltas existed (schema 1) read back and grow"), async () => {
     const target = opener.backend.newTarget();
     const old = [richPlan("t1", 1), richPlan("t1", 2)];
-    await createAtSchemaOne(target);
+    await createAtSchema(target, 1);
     for (const plan of old) {
       await rawSql(
         target,
@@ -446,15 +448,15 @@ function deltaCases(opener: StoreOpener, title: (t: string) => string): void {
   });
 }
 
-/** Creates a target's database with only the first migration, as a release before plan deltas left it. */
-async function createAtSchemaOne(target: StoreTarget): Promise<void> {
+/** Creates a target's database with only the first `count` migrations, as an older release left it. */
+export async function createAtSchema(target: StoreTarget, count: number): Promise<void> {
   if (target.kind === "sqlite") {
     const db = new Database(target.path);
-    migrateSqlite(db, SQLITE_MIGRATIONS.slice(0, 1));
+    migrateSqlite(db, SQLITE_MIGRATIONS.slice(0, count));
     db.close();
   } else if (target.kind === "postgres") {
     const pool = new pg.Pool({ connectionString: target.connectionString, max: 1 });
-    await migratePostgres(pool, target.schema, POSTGRES_MIGRATIONS.slice(0, 1));
+    await migratePostgres(pool, target.schema, POSTGRES_MIGRATIONS.slice(0, count));
     await pool.end();
   }
 }

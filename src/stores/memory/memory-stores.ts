@@ -1,5 +1,6 @@
 import type { Clock, Stores } from "../stores.js";
 import { createMemoryArtifactStore } from "./memory-artifact-store.js";
+import { createMemoryCheckpointStore } from "./memory-checkpoint-store.js";
 import { createMemoryLogStore } from "./memory-log-store.js";
 import { createMemoryModelCallStore } from "./memory-model-call-store.js";
 import { createMemoryPlanStore } from "./memory-plan-store.js";
@@ -34,6 +35,7 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
       ...(options.summaryTtlMs === undefined ? {} : { ttlMs: options.summaryTtlMs }),
     }),
     calls: createMemoryModelCallStore(),
+    checkpoints: createMemoryCheckpointStore(),
     close: async () => {},
   });
 }

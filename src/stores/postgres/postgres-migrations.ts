@@ -10,8 +10,9 @@ export interface PostgresMigration {
 
 /**
  * The schema, as numbered migrations; a released migration never changes, a new one is appended. Message
- * bodies and artifact content are JSON text (PostgreSQL text cannot hold NUL characters, JSON escapes them);
- * `threads` holds each thread's log length and plan version, and its row is what writers lock.
+ * bodies, artifact content and checkpoint bodies are JSON text (PostgreSQL text cannot hold NUL characters,
+ * JSON escapes them); `threads` holds each thread's log length and plan version, and its row is what writers
+ * lock.
  */
 export const POSTGRES_MIGRATIONS: ReadonlyArray<PostgresMigration> = Object.freeze([
   {
@@ -72,6 +73,23 @@ export const POSTGRES_MIGRATIONS: ReadonlyArray<PostgresMigration> = Object.free
     sql: (s: string) => `
       ALTER TABLE ${s}.plans ADD COLUMN kind text NOT NULL DEFAULT 'full' CHECK (kind IN ('full', 'delta'));
       CREATE INDEX plans_snapshots ON ${s}.plans (thread_id, version) WHERE kind = 'full';
+    `,
+  },
+  {
+    // What a worker without a cache starts from instead of the whole log (docs/decisions/0009); the key's index
+    // orders a thread's checkpoints the way `latest` and retention read them. The version and length are bigint
+    // so every safe integer the other backends accept fits; the body is a JSON string (TOAST keeps it aside).
+    version: 3,
+    name: "thread checkpoints",
+    sql: (s: string) => `
+      CREATE TABLE ${s}.checkpoints (
+        thread_id text NOT NULL,
+        plan_version bigint NOT NULL,
+        log_length bigint NOT NULL,
+        format text NOT NULL,
+        body text NOT NULL,
+        PRIMARY KEY (thread_id, plan_version, log_length)
+      );
     `,
   },
 ]);

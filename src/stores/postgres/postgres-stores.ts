@@ -3,6 +3,7 @@ import { ValidationError } from "../../errors/ledger-error.js";
 import { guarded } from "../store-errors.js";
 import type { Clock, Stores } from "../stores.js";
 import { createPostgresArtifactStore } from "./postgres-artifact-store.js";
+import { createPostgresCheckpointStore } from "./postgres-checkpoint-store.js";
 import { type PgPool, quoteSchema } from "./postgres-driver.js";
 import { createPostgresLogStore } from "./postgres-log-store.js";
 import { migratePostgres } from "./postgres-migrations.js";
@@ -51,6 +52,7 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
     artifacts: createPostgresArtifactStore(pool, s, options.now),
     summaries: createPostgresSummaryCache(pool, s),
     calls: createPostgresModelCallStore(pool, s),
+    checkpoints: createPostgresCheckpointStore(pool, s),
     close: async () => {
       if (closed || owned === undefined) return;
       closed = true;

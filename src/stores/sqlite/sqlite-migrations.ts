@@ -10,8 +10,9 @@ export interface SqliteMigration {
 
 /**
  * The schema, as numbered migrations; a released migration never changes, a new one is appended. Text that may
- * hold any string (message bodies, artifact content) is stored as JSON, which keeps NUL characters and lone
- * surrogates intact; `threads` holds each thread's log length and plan version so both are read in O(1).
+ * hold any string (message bodies, artifact content, checkpoint bodies) is stored as JSON, which keeps NUL
+ * characters and lone surrogates intact; `threads` holds each thread's log length and plan version so both are
+ * read in O(1).
  */
 export const SQLITE_MIGRATIONS: ReadonlyArray<SqliteMigration> = Object.freeze([
   {
@@ -72,6 +73,23 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<SqliteMigration> = Object.freeze([
     sql: `
       ALTER TABLE plans ADD COLUMN kind TEXT NOT NULL DEFAULT 'full' CHECK (kind IN ('full', 'delta'));
       CREATE INDEX plans_snapshots ON plans (thread_id, version) WHERE kind = 'full';
+    `,
+  },
+  {
+    // What a worker without a cache starts from instead of the whole log (docs/decisions/0009). The key's index
+    // orders a thread's checkpoints the way `latest` and retention read them; bodies (JSON strings, megabytes)
+    // live in a rowid table like artifact content, since SQLite advises WITHOUT ROWID only for small rows.
+    version: 3,
+    name: "thread checkpoints",
+    sql: `
+      CREATE TABLE checkpoints (
+        thread_id TEXT NOT NULL,
+        plan_version INTEGER NOT NULL,
+        log_length INTEGER NOT NULL,
+        format TEXT NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (thread_id, plan_version, log_length)
+      );
     `,
   },
 ]);

@@ -4,6 +4,7 @@ import Database from "better-sqlite3";
 import { StoreUnavailableError } from "../../errors/ledger-error.js";
 import type { Clock, Stores } from "../stores.js";
 import { createSqliteArtifactStore } from "./sqlite-artifact-store.js";
+import { createSqliteCheckpointStore } from "./sqlite-checkpoint-store.js";
 import type { SqliteDatabase } from "./sqlite-driver.js";
 import { createSqliteLogStore } from "./sqlite-log-store.js";
 import { migrateSqlite } from "./sqlite-migrations.js";
@@ -80,6 +81,7 @@ export function createSqliteStores(db: SqliteDatabase, options: { readonly now?:
     artifacts: createSqliteArtifactStore(db, options.now),
     summaries: createSqliteSummaryCache(db),
     calls: createSqliteModelCallStore(db),
+    checkpoints: createSqliteCheckpointStore(db),
     close: async () => {
       if (closed) return;
       closed = true;

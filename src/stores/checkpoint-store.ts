@@ -1,0 +1,137 @@
+import { z } from "zod";
+import { ValidationError } from "../errors/ledger-error.js";
+import { checkThreadId } from "./log-store.js";
+import { checkValue, parseRow } from "./store-row-schemas.js";
+
+/**
+ * Thread checkpoints: what the engine derived from a thread's log and one committed plan version, written so
+ * that a worker without a cache loads a few rows instead of the whole log (docs/decisions/0009). A checkpoint
+ * is disposable: losing one, or finding it unreadable, costs a full load and never data. It is written only
+ * after its plan version was committed, and a (thread, plan version, log length) names one value for good (the
+ * log is append-only and committed versions never change), so a second write of the same key may be ignored.
+ */
+
+/** One stored checkpoint. */
+export interface ThreadCheckpoint {
+  readonly threadId: string;
+  /** The committed plan version it was derived with (≥ 1). */
+  readonly planVersion: number;
+  /** The log length it describes (≥ 1). */
+  readonly logLength: number;
+  /** What `body` is encoded as (e.g. `cl-checkpoint/1`); a reader skips formats it does not know. */
+  readonly format: string;
+  /** The encoded checkpoint (opaque to the store; may be megabytes). */
+  readonly body: string;
+}
+
+/**
+ * Where checkpoints are kept. Every backend keeps, per thread, only the newest `CHECKPOINTS_KEPT` (by plan
+ * version, then log length): older ones are deleted in the transaction that writes a newer one, so a thread's
+ * checkpoints never grow with its history.
+ *
+ * @example
+ * await checkpoints.put({ threadId: "t1", planVersion: 4, logLength: 120, format: "cl-checkpoint/1", body });
+ * const cp = await checkpoints.latest("t1", 4, await log.length("t1")); // logLength 120, or undefined
+ * // then read only the messages after cp.logLength instead of the whole log
+ */
+export interface CheckpointStore {
+  /**
+   * Stores a checkpoint. A checkpoint with the same thread, plan version and log length is left as it is (the
+   * key names one value). Throws `ValidationError` for a bad thread id, version, length, format or body.
+   */
+  put(checkpoint: ThreadCheckpoint): Promise<void>;
+  /**
+   * The checkpoint of exactly `planVersion` with the greatest log length ≤ `maxLogLength`, or undefined when
+   * there is none. Throws `ValidationError` for a bad thread id, or a version or maximum that is not an
+   * integer ≥ 1.
+   */
+  latest(threadId: string, planVersion: number, maxLogLength: number): Promise<ThreadCheckpoint | undefined>;
+}
+
+/** How many checkpoints each backend keeps per thread. */
+export const CHECKPOINTS_KEPT = 3;
+
+/** Longest `format` a checkpoint may name: a short tag such as `cl-checkpoint/1`, never a payload. */
+export const CHECKPOINT_FORMAT_MAX = 64;
+
+/**
+ * Validates a checkpoint before any backend writes it and returns a frozen copy of its five fields (a caller's
+ * object may carry more, and may change after the put). Throws `ValidationError` naming the field.
+ */
+export function checkCheckpoint(checkpoint: ThreadCheckpoint): ThreadCheckpoint {
+  const threadId = checkpoint?.threadId;
+  checkThreadId(threadId);
+  const { planVersion, logLength, format, body } = checkpoint;
+  checkCount(threadId, planVersion, "planVersion");
+  checkCount(threadId, logLength, "logLength");
+  if (typeof format !== "string" || format.length === 0 || format.length > CHECKPOINT_FORMAT_MAX) {
+    throw new ValidationError(
+      `checkpoint format must be a non-empty string of at most ${CHECKPOINT_FORMAT_MAX} characters`,
+      { threadId, field: "format" },
+    );
+  }
+  if (typeof body !== "string") {
+    throw new ValidationError(`checkpoint body must be a string, got ${shown(body)}`, {
+      threadId,
+      field: "body",
+    });
+  }
+  return Object.freeze({ threadId, planVersion, logLength, format, body });
+}
+
+/** Validates the arguments of `latest` the way `put` validates a key (`maxLogLength` ≥ 1 like `logLength`). */
+export function checkLatestArguments(threadId: string, planVersion: number, maxLogLength: number): void {
+  checkThreadId(threadId);
+  checkCount(threadId, planVersion, "planVersion");
+  checkCount(threadId, maxLogLength, "maxLogLength");
+}
+
+/**
+ * Validates a checkpoint row read back from a database (rows come from outside: another library version, a
+ * manual edit) and returns it frozen. The body column holds the body as a JSON string, which keeps NUL
+ * characters and lone surrogates intact in SQLite and PostgreSQL text alike.
+ */
+export function checkpointFromRow(
+  threadId: string,
+  planVersion: number,
+  logLength: number,
+  format: unknown,
+  bodyJson: unknown,
+): ThreadCheckpoint {
+  const what = `checkpoint (plan version ${planVersion}, log length ${logLength})`;
+  const body = parseRow(z.string(), bodyJson, { what: `body of ${what}`, threadId });
+  const checked = checkValue(formatSchema, format, {
+    what: `format of ${what}`,
+    threadId,
+    fieldPrefix: "format",
+  });
+  return Object.freeze({ threadId, planVersion, logLength, format: checked, body });
+}
+
+/** The body as its database column holds it (see `checkpointFromRow`). */
+export function checkpointBodyColumn(checkpoint: ThreadCheckpoint): string {
+  return JSON.stringify(checkpoint.body);
+}
+
+/**
+ * Orders checkpoints newest first: by plan version, then log length. Retention keeps the first
+ * `CHECKPOINTS_KEPT` of a thread in this order; the database backends say the same in SQL.
+ */
+export function newestFirst(a: ThreadCheckpoint, b: ThreadCheckpoint): number {
+  return b.planVersion - a.planVersion || b.logLength - a.logLength;
+}
+
+const formatSchema = z.string().min(1).max(CHECKPOINT_FORMAT_MAX);
+
+/** Throws `ValidationError` unless `value` is an integer ≥ 1 (a plan version or log length a checkpoint names). */
+function checkCount(threadId: string, value: unknown, field: string): void {
+  if (!Number.isSafeInteger(value) || (value as number) < 1) {
+    throw new ValidationError(`${field} must be an integer ≥ 1, got ${shown(value)}`, { threadId, field });
+  }
+}
+
+/** How a bad value is shown in a message: numbers as written, anything else by type (bodies may be huge). */
+function shown(value: unknown): string {
+  if (typeof value === "number") return String(value);
+  return value === null ? "null" : typeof value;
+}

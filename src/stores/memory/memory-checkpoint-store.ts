@@ -1,0 +1,44 @@
+import {
+  CHECKPOINTS_KEPT,
+  type CheckpointStore,
+  checkCheckpoint,
+  checkLatestArguments,
+  newestFirst,
+  type ThreadCheckpoint,
+} from "../checkpoint-store.js";
+
+/**
+ * An in-memory `CheckpointStore`: each thread's checkpoints in a short list, newest first, trimmed to
+ * `CHECKPOINTS_KEPT` on every put. Checkpoints are handed out as the frozen copies `put` made.
+ *
+ * @example
+ * const checkpoints = createMemoryCheckpointStore();
+ * await checkpoints.put({ threadId: "t1", planVersion: 2, logLength: 40, format: "cl-checkpoint/1", body });
+ * await checkpoints.latest("t1", 2, 55); // the one above
+ */
+export function createMemoryCheckpointStore(): CheckpointStore {
+  // Newest first (plan version, then log length); never longer than CHECKPOINTS_KEPT.
+  const byThread = new Map<string, ThreadCheckpoint[]>();
+
+  function put(input: ThreadCheckpoint): void {
+    const checkpoint = checkCheckpoint(input);
+    const kept = byThread.get(checkpoint.threadId) ?? [];
+    const same = kept.some(
+      (c) => c.planVersion === checkpoint.planVersion && c.logLength === checkpoint.logLength,
+    );
+    if (same) return;
+    byThread.set(checkpoint.threadId, [...kept, checkpoint].sort(newestFirst).slice(0, CHECKPOINTS_KEPT));
+  }
+
+  function latest(threadId: string, planVersion: number, maxLogLength: number): ThreadCheckpoint | undefined {
+    checkLatestArguments(threadId, planVersion, maxLogLength);
+    // Newest first, so the first match has the greatest log length.
+    return byThread.get(threadId)?.find((c) => c.planVersion === planVersion && c.logLength <= maxLogLength);
+  }
+
+  return Object.freeze({
+    put: async (checkpoint: ThreadCheckpoint) => put(checkpoint),
+    latest: async (threadId: string, planVersion: number, maxLogLength: number) =>
+      latest(threadId, planVersion, maxLogLength),
+  });
+}

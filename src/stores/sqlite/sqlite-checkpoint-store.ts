@@ -1,0 +1,71 @@
+import {
+  CHECKPOINTS_KEPT,
+  type CheckpointStore,
+  checkCheckpoint,
+  checkLatestArguments,
+  checkpointBodyColumn,
+  checkpointFromRow,
+  type ThreadCheckpoint,
+} from "../checkpoint-store.js";
+import { guarded } from "../store-errors.js";
+import { column, immediateTransaction, intColumn, type SqliteDatabase } from "./sqlite-driver.js";
+
+// Deletes a thread's checkpoints older than its @kept-th newest (by plan version, then log length); with fewer
+// than @kept the subquery finds no row, the comparison is NULL and nothing is deleted.
+const TRIM = `DELETE FROM checkpoints
+  WHERE thread_id = @thread AND (plan_version, log_length) < (
+    SELECT plan_version, log_length FROM checkpoints WHERE thread_id = @thread
+    ORDER BY plan_version DESC, log_length DESC LIMIT 1 OFFSET @kept - 1)`;
+
+/**
+ * A `CheckpointStore` on SQLite: a put inserts its row (a key already stored is left alone) and trims the
+ * thread to `CHECKPOINTS_KEPT` inside one `BEGIN IMMEDIATE` transaction, so writers in other processes never
+ * see more or fewer than that. The body is encoded before the lock is taken, since it may be megabytes.
+ *
+ * @example
+ * const checkpoints = createSqliteCheckpointStore(db); // db already migrated
+ * await checkpoints.latest("t1", 3, 120);
+ */
+export function createSqliteCheckpointStore(db: SqliteDatabase): CheckpointStore {
+  const sql = {
+    insert: db.prepare(
+      `INSERT INTO checkpoints (thread_id, plan_version, log_length, format, body) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (thread_id, plan_version, log_length) DO NOTHING`,
+    ),
+    trim: db.prepare(TRIM),
+    latest: db.prepare(
+      `SELECT log_length AS n, format, body FROM checkpoints
+       WHERE thread_id = ? AND plan_version = ? AND log_length <= ? ORDER BY log_length DESC LIMIT 1`,
+    ),
+  };
+
+  function put(input: ThreadCheckpoint): void {
+    const checkpoint = checkCheckpoint(input);
+    const { threadId, planVersion, logLength, format } = checkpoint;
+    const body = checkpointBodyColumn(checkpoint);
+    immediateTransaction(db, () => {
+      const { changes } = sql.insert.run(threadId, planVersion, logLength, format, body);
+      if (Number(changes) === 1) sql.trim.run({ thread: threadId, kept: CHECKPOINTS_KEPT });
+    });
+  }
+
+  function latest(threadId: string, planVersion: number, maxLogLength: number): ThreadCheckpoint | undefined {
+    checkLatestArguments(threadId, planVersion, maxLogLength);
+    const row = sql.latest.get(threadId, planVersion, maxLogLength);
+    if (row === undefined) return undefined;
+    return checkpointFromRow(
+      threadId,
+      planVersion,
+      intColumn(row, "n"),
+      column(row, "format"),
+      column(row, "body"),
+    );
+  }
+
+  return Object.freeze({
+    put: (checkpoint: ThreadCheckpoint) =>
+      guarded("SQLite", "checkpoint put", checkpoint?.threadId, () => put(checkpoint)),
+    latest: (threadId: string, planVersion: number, maxLogLength: number) =>
+      guarded("SQLite", "checkpoint latest", threadId, () => latest(threadId, planVersion, maxLogLength)),
+  });
+}
