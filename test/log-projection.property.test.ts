@@ -82,15 +82,21 @@ function expectSameAnswers(full: ThreadLog, projected: ThreadLog, held: Readonly
   expect(projected.seqOf("no-such-id")).toBeUndefined();
 }
 
+/** The case's whole log and its projection, or undefined when the case makes no checkpoint. */
+function arrange(c: Case) {
+  const full = ThreadLog.from("t", c.inputs);
+  if (!full.stableGroupIndices || full.length === 0) return undefined;
+  const made = project(full, c);
+  return made === undefined ? undefined : { full, ...made };
+}
+
 describe("projected logs", () => {
   it("answer like the whole log for what they hold, before and after appends, and throw for the rest", () => {
     fc.assert(
       fc.property(caseArb, (c) => {
-        const full = ThreadLog.from("t", c.inputs);
-        if (!full.stableGroupIndices || full.length === 0) return;
-        const made = project(full, c);
+        const made = arrange(c);
         if (made === undefined) return;
-        const { prefix, projected, held } = made;
+        const { full, prefix, projected, held } = made;
         expectSameAnswers(prefix, projected, held, prefix.length);
         // Rows after the checkpoint arrive as a worker reads them from the store.
         const extended = projected.appendTrusted(full.messages.slice(prefix.length));
@@ -103,10 +109,9 @@ describe("projected logs", () => {
   it("decode the ids they do not hold only when one is looked up", () => {
     fc.assert(
       fc.property(caseArb, (c) => {
-        const full = ThreadLog.from("t", c.inputs);
-        if (!full.stableGroupIndices || full.length === 0) return;
-        const made = project(full, c);
+        const made = arrange(c);
         if (made === undefined) return;
+        const { full } = made;
         // Appending stored rows and asking about held messages decodes nothing.
         const extended = made.projected.appendTrusted(full.messages.slice(made.prefix.length));
         for (const seq of made.held) extended.groupIndexOf(seq);
