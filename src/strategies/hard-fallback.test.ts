@@ -59,6 +59,24 @@ describe("createHardFallback", () => {
     expect(new Set(spans).size).toBe(spans.length);
   });
 
+  it("fits when a call's results arrive after a later group (its measurements are not mixed up)", async () => {
+    // An assistant text sits between a call and its results: in log order the droppable groups go g, g+1, g, g.
+    const log = ThreadLog.from("t", [
+      { id: "sys", role: "system", parts: [text("Be careful.")] },
+      { id: "a1", role: "assistant", parts: [call("c0"), call("c1")] },
+      { id: "a2", role: "assistant", parts: [text("w".repeat(800))] },
+      { id: "t1", role: "tool", parts: [result("c0", "r")] },
+      { id: "t2", role: "tool", parts: [result("c1", "s")] },
+      { id: "u1", role: "user", parts: [text("And now?")] },
+    ]);
+    // Dropping the small call group alone does not fit; the long text after it must go too.
+    const target = tokensOf(log, emptyPlan("t")) - 100;
+    const { plan } = await runStrategy(createHardFallback(), log, emptyPlan("t"), { target, goal: target });
+    expect(validatePlan(plan, log)).toEqual([]);
+    expect(tokensOf(log, plan)).toBeLessThanOrEqual(target);
+    expect(kindAt(log, plan, "a2")).toBe("drop");
+  });
+
   it("drops the oldest groups of earlier turns down to the goal, by the renderer's count", async () => {
     const log = ThreadLog.from("t", run(12, 400, true));
     const { plan } = await runStrategy(createHardFallback(), log, emptyPlan("t"), { target: 800, goal: 600 });

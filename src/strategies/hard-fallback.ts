@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { BudgetInfeasibleError } from "../errors/ledger-error.js";
+import { countBelow } from "../log/history-store.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, nextPlan, type PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
@@ -64,7 +65,7 @@ function droppable(
   plan: CompactionPlan,
   keep: Uint8Array,
   spareSynthetic: boolean,
-): { readonly seqs: number[]; readonly groups: number[] } {
+): { readonly seqs: number[]; readonly groups: number[]; readonly sortedGroups: Int32Array } {
   const resolution = resolveForLog(plan, log);
   const groupOf = log.groupIndexTable();
   const seqs: number[] = [];
@@ -77,7 +78,9 @@ function droppable(
     seqs.push(seq);
     groups.push(g);
   }
-  return { seqs, groups };
+  // In log order the groups need not ascend: a result can arrive after a later group (an assistant text between
+  // a call and its result), so counting by group needs them sorted.
+  return { seqs, groups, sortedGroups: Int32Array.from(groups).sort() };
 }
 
 /** Ids of the droppable messages whose group is below `cut`, in log order. */
@@ -85,18 +88,6 @@ function idsBelow(log: ThreadLog, list: ReturnType<typeof droppable>, cut: numbe
   const seqs: number[] = [];
   for (let i = 0; i < list.seqs.length; i++) if (list.groups[i]! < cut) seqs.push(list.seqs[i]!);
   return spanOfSeqs(log, seqs);
-}
-
-/** How many droppable messages lie in groups below `cut` (the list's groups ascend): the length of `idsBelow`. */
-function countBelow(list: ReturnType<typeof droppable>, cut: number): number {
-  let lo = 0;
-  let hi = list.groups.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (list.groups[mid]! < cut) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** Index of the newest group the fallback may drop, or -1. */
@@ -185,7 +176,8 @@ function propose(ctx: StrategyContext, name: string, protect: "lastTurn" | "last
   // once.
   const measured = new Map<number, number>();
   const measureCut = (cut: number, spare: boolean): number => {
-    const length = countBelow(listOf(spare), cut);
+    // How many droppable messages lie in groups below the cut: the length of its span.
+    const length = countBelow(listOf(spare).sortedGroups, cut);
     if (length === 0) return ctx.tokens;
     const key = spare ? -length : length;
     let tokens = measured.get(key);
