@@ -58,7 +58,7 @@ export function absentSeqOf(projection: Projection, id: string): number | undefi
     const ids = projection.absentIds();
     const map = new Map<string, number>();
     let i = 0;
-    forEachAbsentSeq(projection, (seq) => {
+    forEachAbsentSeq(projection.held, projection.floor, (seq) => {
       map.set(ids[i++]!, seq);
     });
     projection.absentSeqById = map;
@@ -79,10 +79,13 @@ export function absentIdAt(projection: Projection, seq: number): string | undefi
   return projection.absentIds()[seq - heldBelow];
 }
 
-/** Calls `visit` with each seq below the floor that the projection does not hold, ascending. */
-export function forEachAbsentSeq(projection: Projection, visit: (seq: number) => void): void {
+/** Calls `visit` with each seq below `floor` outside the `held` runs (ascending `[start, end)` pairs), ascending. */
+export function forEachAbsentSeq(
+  held: ReadonlyArray<number>,
+  floor: number,
+  visit: (seq: number) => void,
+): void {
   let next = 0;
-  const { held, floor } = projection;
   for (let r = 0; r <= held.length; r += 2) {
     const end = r < held.length ? held[r]! : floor;
     for (let seq = next; seq < end; seq++) visit(seq);
@@ -105,7 +108,7 @@ export function emptyHistory(): HistoryStore {
 }
 
 /** The number of entries of an ascending list that are below `limit`. */
-export function countBelow(sorted: ReadonlyArray<number>, limit: number): number {
+export function countBelow(sorted: ArrayLike<number>, limit: number): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {

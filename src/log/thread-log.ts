@@ -9,6 +9,7 @@ import {
   branchHistory,
   countBelow,
   emptyHistory,
+  forEachAbsentSeq,
   type HistoryStore,
 } from "./history-store.js";
 import type { Message, MessageInput } from "./message.js";
@@ -378,12 +379,9 @@ export class ThreadLog {
       else held.push(seq, seq + 1);
     }
     const absentIds: string[] = [];
-    let next = 0;
-    for (let r = 0; r <= held.length; r += 2) {
-      const end = r < held.length ? held[r]! : this.length;
-      for (let seq = next; seq < end; seq++) absentIds.push(this.#store.ids[seq]!);
-      next = r < held.length ? held[r + 1]! : this.length;
-    }
+    forEachAbsentSeq(held, this.length, (seq) => {
+      absentIds.push(this.#store.ids[seq]!);
+    });
     const pairing = seqs
       .filter((seq) => this.#store.messages[seq]!.role === "tool")
       .map((seq) => [seq, ...this.callSeqsOfParts(seq)]);

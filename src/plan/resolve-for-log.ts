@@ -50,9 +50,7 @@ const memo = new WeakMap<CompactionPlan, Memo>();
 
 function reusable(plan: CompactionPlan, log: ThreadLog): SeqResolution | undefined {
   const hit = memo.get(plan);
-  return hit !== undefined && hit.log.sharesPrefix(log, Math.min(plan.basedOnSeq, log.length))
-    ? hit.resolution
-    : undefined;
+  return hit?.log.sharesPrefix(log, Math.min(plan.basedOnSeq, log.length)) ? hit.resolution : undefined;
 }
 
 /**

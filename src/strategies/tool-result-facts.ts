@@ -3,6 +3,8 @@
  * appended (tool name, policy, call, turn, its ordinal among the tool's results), kept in the history's shared
  * store and extended as the log grows, and whether a result has expired in one log value.
  */
+
+import { countBelow } from "../log/history-store.js";
 import type { ToolResultPart } from "../log/message.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import { GroupSweep } from "./group-sweep.js";
@@ -75,15 +77,7 @@ export class ResultFacts {
 
   /** Number of results of `tool` among the first `length` messages. */
   resultsBelow(tool: string, length: number): number {
-    const seqs = this.#toolSeqs.get(tool) ?? [];
-    let lo = 0;
-    let hi = seqs.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (seqs[mid]! < length) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return countBelow(this.#toolSeqs.get(tool) ?? [], length);
   }
 }
 
