@@ -159,8 +159,11 @@ describe("projected logs", () => {
     expect(() => ThreadLog.restore(made.checkpoint, [full.at(1)!, full.at(0)!], () => [])).toThrow(
       ValidationError,
     );
-    // A projected log makes no checkpoint of its own (it cannot list the ids and groups it does not hold).
+    // A projected log checkpoints only groups it holds (a worker that loaded a checkpoint writes the next one).
     const projected = ThreadLog.restore(made.checkpoint, [full.at(1)!], () => made.absentIds);
     expect(projected.checkpoint([0])).toBeUndefined();
+    const again = projected.checkpoint([1])!;
+    expect(again.checkpoint).toEqual(made.checkpoint);
+    expect(again.absentIds).toEqual(made.absentIds);
   });
 });

@@ -1,7 +1,7 @@
-import { ValidationError, VersionConflictError } from "../errors/ledger-error.js";
+import { type MessageNotLoadedError, ValidationError, VersionConflictError } from "../errors/ledger-error.js";
 import type { MessageInput } from "../log/message.js";
 import type { StoredMessage } from "../stores/log-store.js";
-import { loadThread, observed, withConflictRetries } from "./compaction-steps.js";
+import { loadThread, observed, withConflictRetries, withFullLoadFallback } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
 
 /** What `append` wrote. */
@@ -32,7 +32,11 @@ export function appendMessages(
       throw new ValidationError("append takes an array of messages", { threadId, field: "messages" });
     }
     return core.locks.run(threadId, () =>
-      withConflictRetries(core, (attempt) => appendOnce(core, threadId, messages, attempt)),
+      withConflictRetries(core, (attempt) =>
+        withFullLoadFallback(core, threadId, (fallback) =>
+          appendOnce(core, threadId, messages, attempt, fallback),
+        ),
+      ),
     );
   });
 }
@@ -42,9 +46,10 @@ async function appendOnce(
   threadId: string,
   messages: ReadonlyArray<MessageInput>,
   attempt: number,
+  fallback?: MessageNotLoadedError,
 ): Promise<AppendResult> {
   const t0 = performance.now();
-  const state = await loadThread(core, threadId);
+  const state = await loadThread(core, threadId, fallback);
   const from = state.log.length;
   const log = state.log.append(messages);
   const entries: StoredMessage[] = [];

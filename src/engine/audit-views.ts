@@ -35,7 +35,8 @@ export interface PlanDiffResult {
 /** The log of a thread, whole (through the cache) or as it was at `logSeq` (from the store). */
 async function logAt(core: EngineCore, threadId: string, logSeq: number | undefined): Promise<ThreadLog> {
   if (logSeq === undefined) {
-    const state = await core.cache.load(threadId);
+    // Audits read every message: never a checkpoint's projection.
+    const state = await core.cache.load(threadId, false);
     requireMessages(state, threadId);
     return state.log;
   }

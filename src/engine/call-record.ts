@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ValidationError } from "../errors/ledger-error.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
+import { firstSpanId } from "../plan/plan-checkpoint.js";
 import { resolveForLog } from "../plan/resolve-for-log.js";
 import type { Injection, PendingCallMode, RehydratedArtifact } from "../render/render-prompt.js";
 import type { ArtifactStore } from "../stores/artifact-store.js";
@@ -23,7 +24,7 @@ export function appliedRefs(log: ThreadLog, plan: CompactionPlan): AppliedRefs {
   decisions.forEach(({ action }, i) => {
     const n = governed[i]!;
     if (n === 0) return;
-    const first = action.span[0] ?? "";
+    const first = firstSpanId(action) ?? "";
     if (action.kind === "summarize") summaries.push(action.record.spanHash ?? `summary:${first}+${n}`);
     else if (action.kind === "drop") evictions.push(`drop:${first}+${n}`);
     else if (action.kind === "externalize") evictions.push(`externalize:${action.record.artifactId}`);

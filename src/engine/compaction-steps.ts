@@ -1,4 +1,9 @@
-import { LedgerError, NotFoundError, VersionConflictError } from "../errors/ledger-error.js";
+import {
+  LedgerError,
+  MessageNotLoadedError,
+  NotFoundError,
+  VersionConflictError,
+} from "../errors/ledger-error.js";
 import type { CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
 import type { PipelineReport } from "../strategies/pipeline-report.js";
 import type { EngineCore } from "./engine-core.js";
@@ -6,16 +11,43 @@ import { ACTION_EVENT, type EngineOperation } from "./engine-events.js";
 import type { LoadedThread } from "./thread-cache.js";
 
 /** Loads a thread through the cache and reports where it came from. */
-export async function loadThread(core: EngineCore, threadId: string): Promise<LoadedThread> {
+export async function loadThread(
+  core: EngineCore,
+  threadId: string,
+  fallback?: MessageNotLoadedError,
+): Promise<LoadedThread> {
   const t0 = performance.now();
-  const state = await core.cache.load(threadId);
+  const state = await core.cache.load(threadId, fallback === undefined);
+  if (state.checkpointLength !== undefined) {
+    core.checkpoints.loaded(threadId, state.plan.version, state.checkpointLength);
+  }
   core.events.emit("loaded", threadId, {
     source: state.source,
     messages: state.log.length,
     planVersion: state.plan.version,
     durationMs: performance.now() - t0,
+    ...(fallback === undefined ? {} : { fallback: fallback.message }),
   });
   return state;
+}
+
+/**
+ * Runs an operation on the thread as loaded (possibly from a checkpoint) and, when it needs a message the
+ * checkpoint did not hold, once more on the whole stored log. Nothing was committed by the first run: every
+ * read of the log happens before a commit.
+ */
+export async function withFullLoadFallback<T>(
+  core: EngineCore,
+  threadId: string,
+  run: (fallback?: MessageNotLoadedError) => Promise<T>,
+): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!(error instanceof MessageNotLoadedError)) throw error;
+    core.cache.forget(threadId);
+    return run(error);
+  }
 }
 
 /** Throws `NotFoundError` for a thread without messages: there is nothing to compact, render or explain. */

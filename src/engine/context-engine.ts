@@ -110,6 +110,10 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       renderThread(core, threadId, o),
     compact: (threadId: string, o?: CompactOptions) => compactThread(core, threadId, o),
     compactAll: (o?: CompactOptions) => compactAllThreads(core, o),
-    idle: () => core.jobs.idle(),
+    idle: async () => {
+      // A background run's commit schedules a checkpoint write, and a write never schedules a run.
+      await core.jobs.idle();
+      await core.checkpoints.idle();
+    },
   });
 }

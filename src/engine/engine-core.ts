@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { ValidationError } from "../errors/ledger-error.js";
+import { LedgerError, ValidationError } from "../errors/ledger-error.js";
 import type { PendingCallMode } from "../render/render-prompt.js";
 import type { Stores } from "../stores/stores.js";
 import { DEFAULT_PIPELINE_CONFIG } from "../strategies/default-pipeline.js";
@@ -19,6 +19,7 @@ import { createEventSink, type EventSink } from "./engine-events.js";
 import { type ContextEngineOptions, type EngineSettings, parseEngineOptions } from "./engine-options.js";
 import { createStoredCounter, type StoredCounter } from "./stored-counter.js";
 import { ThreadCache } from "./thread-cache.js";
+import { CheckpointWriter } from "./thread-checkpoint.js";
 
 /** Runs operations on one thread one at a time within this process (other processes are held off by versions). */
 export class ThreadLocks {
@@ -58,6 +59,8 @@ export interface EngineCore {
   readonly calibration: CalibrationCache;
   readonly locks: ThreadLocks;
   readonly jobs: BackgroundRuns;
+  /** Thread checkpoints written after turns (docs/decisions/0009). */
+  readonly checkpoints: CheckpointWriter;
   readonly now: () => number;
   readonly newCallId: () => string;
 }
@@ -160,6 +163,8 @@ export function createEngineCore(options: ContextEngineOptions): EngineCore {
       : typeof options.events === "function"
         ? [options.events]
         : options.events;
+  const cache = new ThreadCache(options.stores, counter, settings.cacheThreads);
+  const events = createEventSink(listeners, now);
   return {
     stores: options.stores,
     settings,
@@ -169,11 +174,21 @@ export function createEngineCore(options: ContextEngineOptions): EngineCore {
     full: pipelines.full,
     background: settings.summarization === "background" && pipelines.inline !== pipelines.full,
     pendingCalls: pipelines.full.pendingCalls,
-    events: createEventSink(listeners, now),
-    cache: new ThreadCache(options.stores, counter, settings.cacheThreads),
+    events,
+    cache,
     calibration: new CalibrationCache(options.stores.calls, settings.calibration, now),
     locks: new ThreadLocks(),
     jobs: new BackgroundRuns(),
+    checkpoints: new CheckpointWriter(
+      options.stores,
+      (threadId) => cache.peek(threadId),
+      (threadId, error) =>
+        events.emit("error", threadId, {
+          operation: "checkpoint",
+          code: error instanceof LedgerError ? error.code : "UNEXPECTED",
+          message: error instanceof Error ? error.message : String(error),
+        }),
+    ),
     now,
     newCallId: options.newCallId ?? (() => randomUUID()),
   };

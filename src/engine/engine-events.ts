@@ -5,6 +5,7 @@ import type { StrategyCost } from "../strategies/strategy.js";
 /** The engine operations that report completion, errors and durations. */
 export type EngineOperation =
   | "append"
+  | "checkpoint"
   | "prepareTurn"
   | "background"
   | "compact"
@@ -18,9 +19,14 @@ export type EngineOperation =
 export interface EngineEventMap {
   /** Messages were written to the log. */
   readonly appended: { readonly messages: number; readonly logSeq: number; readonly durationMs: number };
-  /** The thread's log and plan are in hand: from the in-process cache (`warm`) or from the stores (`cold`). */
+  /**
+   * The thread's log and plan are in hand: from the in-process cache (`warm`), from a checkpoint and the rows that
+   * render (`checkpoint`), or from the whole stored log (`cold`).
+   */
   readonly loaded: {
-    readonly source: "warm" | "cold";
+    readonly source: "warm" | "cold" | "checkpoint";
+    /** Set when the operation first ran on a checkpoint and needed a message it did not hold: what it was. */
+    readonly fallback?: string;
     readonly messages: number;
     readonly planVersion: number;
     readonly durationMs: number;

@@ -1,4 +1,4 @@
-import type { LedgerError } from "../errors/ledger-error.js";
+import { type LedgerError, MessageNotLoadedError } from "../errors/ledger-error.js";
 import type { PipelineReport } from "../strategies/pipeline-report.js";
 import { compactionTarget, type TokenBudget } from "../tokens/token-budget.js";
 import {
@@ -9,6 +9,7 @@ import {
   reportSteps,
   requireMessages,
   withConflictRetries,
+  withFullLoadFallback,
 } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
 import { type BudgetInput, budgetOf } from "./turn-options.js";
@@ -50,7 +51,11 @@ export function compactThread(
     const t0 = performance.now();
     const budget = budgetOf(options.budget) ?? core.budget;
     const result = await core.locks.run(threadId, () =>
-      withConflictRetries(core, (attempt) => compactOnce(core, threadId, budget, options.signal, attempt)),
+      withConflictRetries(core, (attempt) =>
+        withFullLoadFallback(core, threadId, (fallback) =>
+          compactOnce(core, threadId, budget, options.signal, attempt, fallback),
+        ),
+      ),
     );
     if (result.error !== undefined) reportError(core, "compact", threadId, result.error);
     core.events.emit("completed", threadId, {
@@ -70,8 +75,9 @@ async function compactOnce(
   budget: TokenBudget,
   signal: AbortSignal | undefined,
   attempt: number,
+  fallback?: MessageNotLoadedError,
 ): Promise<CompactResult> {
-  const state = await loadThread(core, threadId);
+  const state = await loadThread(core, threadId, fallback);
   requireMessages(state, threadId);
   core.events.emit("check_started", threadId, {
     operation: "compact",
@@ -88,10 +94,15 @@ async function compactOnce(
     budget,
     ...(signal === undefined ? {} : { signal }),
   });
+  // A checkpoint-restored log lacked a message the run needed: the caller runs it again on the whole log.
+  if (!run.ok && run.error instanceof MessageNotLoadedError) throw run.error;
   reportSteps(core, "compact", threadId, run.report);
   const changed = run.ok && run.changed;
   const figures = { tokensBefore: run.report.tokensBefore, tokensAfter: run.report.tokensAfter };
-  if (changed) await commitPlan(core, "compact", plan, run.plan, figures, attempt);
+  if (changed) {
+    await commitPlan(core, "compact", plan, run.plan, figures, attempt);
+    core.checkpoints.schedule(log, run.plan);
+  }
   core.cache.remember(threadId, { log, plan: run.plan });
   return {
     threadId,

@@ -1,3 +1,4 @@
+import type { MessageNotLoadedError } from "../errors/ledger-error.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import {
   assertValid,
@@ -18,6 +19,7 @@ import {
   reportSteps,
   requireMessages,
   withConflictRetries,
+  withFullLoadFallback,
 } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
 import type { LoadedThread } from "./thread-cache.js";
@@ -46,7 +48,11 @@ export function prepareTurn<F extends ProviderFormat>(
     const started = performance.now();
     const input = parseTurn(core, threadId, options);
     return core.locks.run(threadId, () =>
-      withConflictRetries(core, (attempt) => runTurn(core, threadId, input, started, attempt)),
+      withConflictRetries(core, (attempt) =>
+        withFullLoadFallback(core, threadId, (fallback) =>
+          runTurn(core, threadId, input, started, attempt, fallback),
+        ),
+      ),
     );
   });
 }
@@ -57,8 +63,9 @@ async function runTurn<F extends ProviderFormat>(
   input: TurnInput<F>,
   started: number,
   attempt: number,
+  fallback: MessageNotLoadedError | undefined,
 ): Promise<PreparedTurn<F>> {
-  const state = await loadThread(core, threadId);
+  const state = await loadThread(core, threadId, fallback);
   requireMessages(state, threadId);
   const calibration = await core.calibration.get(input.model);
   const budget = calibratedBudget(input.budget, calibration.ratio);
@@ -166,6 +173,7 @@ async function finishTurn<F extends ProviderFormat>(
     fixedTokens: outcome.budget.toolSchemaTokens + outcome.budget.formattingOverhead,
   });
   core.cache.remember(threadId, { log: state.log, plan: result.plan, previous: prompt });
+  core.checkpoints.afterTurn(state.log, result.plan, result.changed);
   const stats = turnStats(state, outcome, prompt, calibration, durationMs);
   core.events.emit("completed", threadId, {
     operation: "prepareTurn",

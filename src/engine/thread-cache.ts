@@ -6,6 +6,7 @@ import type { StoredMessage, TokenCountUpdate } from "../stores/log-store.js";
 import type { PlanStore } from "../stores/plan-store.js";
 import type { Stores } from "../stores/stores.js";
 import type { StoredCounter } from "./stored-counter.js";
+import { loadCheckpointed } from "./thread-checkpoint.js";
 
 /** What the engine knows of a thread between turns. */
 export interface ThreadState {
@@ -15,9 +16,14 @@ export interface ThreadState {
   readonly previous?: RenderedPrompt;
 }
 
-/** A thread as loaded for an operation, and where it came from. */
+/**
+ * A thread as loaded for an operation, and where it came from: the in-process cache (`warm`), the newest
+ * checkpoint and the rows that render (`checkpoint`, docs/decisions/0009), or the whole stored log (`cold`).
+ */
 export interface LoadedThread extends ThreadState {
-  readonly source: "warm" | "cold";
+  readonly source: "warm" | "cold" | "checkpoint";
+  /** For `checkpoint`: the log length the checkpoint was written at. */
+  readonly checkpointLength?: number;
 }
 
 /** The append input that rebuilds a stored message (seq and hash are derived again). */
@@ -40,12 +46,26 @@ export class ThreadCache {
     private readonly capacity: number,
   ) {}
 
-  /** The thread's current log and latest plan. */
-  async load(threadId: string): Promise<LoadedThread> {
+  /**
+   * The thread's current log and latest plan. Without a cached state, `checkpoints` (default true) lets it start
+   * from the newest checkpoint of the latest plan version: a log holding only what can render (a turn that needs
+   * more throws `MessageNotLoadedError`, and the caller loads again with `checkpoints` false). With `checkpoints`
+   * false the log is always whole (a cached projection is not used).
+   */
+  async load(threadId: string, checkpoints = true): Promise<LoadedThread> {
     const version = await latestVersion(this.stores.plans, threadId);
     const length = await this.stores.log.length(threadId);
-    const cached = this.#entries.get(threadId);
+    const entry = this.#entries.get(threadId);
+    const cached = checkpoints || entry?.log.projected === false ? entry : undefined;
     const warm = cached !== undefined && cached.log.length <= length;
+    if (!warm && checkpoints) {
+      const restored = await loadCheckpointed(this.stores, this.counter, threadId, version, length);
+      if (restored !== undefined) {
+        // The plan store learns the restored version as if it had read it, so the next commit is a delta.
+        await this.stores.plans.adopt?.(restored.plan);
+        return { ...restored, source: "checkpoint" };
+      }
+    }
     let log = warm ? cached.log : ThreadLog.empty(threadId);
     if (length > log.length) log = await this.#extend(log, length);
     const plan =

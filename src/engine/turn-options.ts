@@ -44,7 +44,7 @@ export interface TurnStats {
   readonly actionsByKind: Readonly<Record<ActionKind, number>>;
   /** Leading tokens unchanged since this process's previous request for the thread (prompt-cache reuse). */
   readonly unchangedLeadingTokens: number;
-  readonly loadedFrom: "warm" | "cold";
+  readonly loadedFrom: "warm" | "cold" | "checkpoint";
   /** Version conflicts lost to other writers before this attempt succeeded. */
   readonly conflicts: number;
   readonly backgroundScheduled: boolean;

@@ -50,6 +50,8 @@ export interface Projection {
   readonly held: ReadonlyArray<number>;
   /** Seq of every id not held, built from `absentIds` when first asked. */
   absentSeqById?: Map<string, number>;
+  /** True once the history's id table holds the absent ids too (see `ThreadLog.fullIdTable`). */
+  idsFilled?: boolean;
 }
 
 /** The seq of an id the projection does not hold, or undefined (decodes the absent ids once). */

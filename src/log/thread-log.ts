@@ -248,6 +248,24 @@ export class ThreadLog {
     return this.#store.ids;
   }
 
+  /**
+   * `idTable()` with every entry below `length` present: a projected log fills the entries of the messages it
+   * does not hold, in place and once (decoding its absent ids), so the table keeps its identity.
+   */
+  fullIdTable(): ArrayLike<string> {
+    const projection = this.#store.projection;
+    if (projection !== undefined && projection.idsFilled !== true) {
+      const ids = projection.absentIds();
+      const table = this.#store.ids;
+      let i = 0;
+      forEachAbsentSeq(projection.held, projection.floor, (seq) => {
+        table[seq] = ids[i++]!;
+      });
+      projection.idsFilled = true;
+    }
+    return this.#store.ids;
+  }
+
   /** The index of the group holding a seq, or -1. */
   groupIndexOf(seq: number): number {
     if (seq < 0 || seq >= this.length) return -1;
@@ -341,6 +359,16 @@ export class ThreadLog {
     return this.length < this.#groupIndex().brokenAt;
   }
 
+  /** The string keys of the history's memos (see `historyMemo`), for a checkpoint writer that exports them. */
+  historyMemoKeys(): ReadonlyArray<string> {
+    return [...this.#store.memos.keys()].filter((key): key is string => typeof key === "string");
+  }
+
+  /** The history's memo under `key`, if one was made. */
+  peekHistoryMemo(key: string | object): unknown {
+    return this.#store.memos.get(key);
+  }
+
   /**
    * A value derived from this history, made once by `create` and shared by every log value of the history
    * (e.g. per-message facts extended as the log grows). It must only ever read messages the asking value holds:
@@ -358,19 +386,21 @@ export class ThreadLog {
   /**
    * The log part of a checkpoint at this length for a projection holding the given groups (ascending indices)
    * plus those every projection holds: pinned messages and calls still waiting for results (a later result
-   * must find its call). Undefined when it cannot be made: a projected log, or a history where a tool message
-   * fused two groups (its groups are recomputed from every message). The ids of the messages not held are
+   * must find its call). Undefined when it cannot be made: a projected log that does not hold all of those
+   * groups, or a history where a tool message fused two groups (its groups are recomputed from every message). The ids of the messages not held are
    * returned beside it, in seq order.
    */
   checkpoint(
     groups: ReadonlyArray<number>,
   ): { readonly checkpoint: LogCheckpoint; readonly absentIds: ReadonlyArray<string> } | undefined {
-    if (this.projected || this.length === 0 || !this.stableGroupIndices) return undefined;
+    if (this.length === 0 || !this.stableGroupIndices) return undefined;
     const index = this.#groupIndex();
     const wanted = new Set(groups);
     for (const seq of this.pinnedSeqs) wanted.add(index.indexOf(seq));
     for (const call of this.pendingCalls.values()) wanted.add(index.indexOf(call.seq));
     const heldGroups = [...wanted].sort((a, b) => a - b);
+    // A projected log can checkpoint the groups it holds (a worker that loaded a checkpoint writes the next).
+    if (this.projected && !heldGroups.every((g) => this.#holdsGroup(index, g))) return undefined;
     const state = index.stateAt(this, heldGroups);
     const seqs = state.groups.flatMap((g) => g.group.seqs).sort((a, b) => a - b);
     const held: number[] = [];
@@ -379,8 +409,9 @@ export class ThreadLog {
       else held.push(seq, seq + 1);
     }
     const absentIds: string[] = [];
+    const ids = this.fullIdTable();
     forEachAbsentSeq(held, this.length, (seq) => {
-      absentIds.push(this.#store.ids[seq]!);
+      absentIds.push(ids[seq]!);
     });
     const pairing = seqs
       .filter((seq) => this.#store.messages[seq]!.role === "tool")
@@ -404,6 +435,16 @@ export class ThreadLog {
       })),
     };
     return { checkpoint, absentIds };
+  }
+
+  /** Whether every message of group `g` (as it is at this length) is held. */
+  #holdsGroup(index: GroupIndex, g: number): boolean {
+    try {
+      return index.groupAt(g, this.length).seqs.every((seq) => this.#store.messages[seq] !== undefined);
+    } catch (error) {
+      if (error instanceof MessageNotLoadedError) return false;
+      throw error;
+    }
   }
 
   /**

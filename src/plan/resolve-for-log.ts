@@ -180,6 +180,30 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
   return resolution;
 }
 
+/**
+ * Records the resolution of `plan` against `log` computed elsewhere (a thread checkpoint, 0009): `actionAt`
+ * covers `min(plan.basedOnSeq, log.length)` seqs, every span id resolved. `resolveForLog` then answers it for
+ * `log` and the logs extending it, and plans extending `plan` copy it instead of resolving from scratch.
+ */
+export function seedResolution(
+  plan: CompactionPlan,
+  log: ThreadLog,
+  parts: { readonly actionAt: Int32Array; readonly governed: Int32Array; readonly dropRuns: Int32Array },
+): SeqResolution {
+  const decisions = plan.actions.map((action, actionIndex) => ({ kind: action.kind, actionIndex, action }));
+  const resolution: SeqResolution = {
+    plan,
+    actionAt: parts.actionAt,
+    decisions,
+    skippedIds: false,
+    spanIssues: [],
+    governed: parts.governed,
+    dropRuns: parts.dropRuns,
+  };
+  memo.set(plan, { log, resolution });
+  return resolution;
+}
+
 const EMPTY_RUNS = new Int32Array(0);
 
 /** Runs cut at `limit` (a parent's table may cover more seqs than a child based on an earlier log length). */

@@ -51,7 +51,8 @@ export function spanOfRuns(log: ThreadLog, runs: ReadonlyArray<number>): string[
   }
   // Copy the ids run by run as slices of the table (block copies; pushing 100,000 ids one by one costs ~10×),
   // joined in batches so a span of many short runs never spreads too many arguments.
-  const table = log.idTable() as ReadonlyArray<string>;
+  // A projected log fills in the ids it does not hold (once): a span lists every id, held or not.
+  const table = log.fullIdTable() as ReadonlyArray<string>;
   let span: string[] = [];
   const batch: string[][] = [];
   for (let r = 0; r < runs.length; r += 2) {
@@ -74,4 +75,26 @@ export function recordedRuns(span: ReadonlyArray<string>, log: ThreadLog): Int32
   if (known === undefined || known.table !== log.idTable()) return undefined;
   const { runs } = known;
   return runs.length === 0 || runs[runs.length - 1]! <= log.length ? runs : undefined;
+}
+
+/**
+ * A span as ascending seq runs of `log` (flat `[start, end)` pairs), or undefined when it cannot be one: an id
+ * the log does not know, or ids out of log order or repeated. Uses the runs recorded when the span was built
+ * from seqs; otherwise finds each id (by the next slot of the id table first, as resolution does).
+ */
+export function runsOfSpan(span: ReadonlyArray<string>, log: ThreadLog): Int32Array | undefined {
+  const known = recordedRuns(span, log);
+  if (known !== undefined) return known;
+  const table = log.idTable();
+  const runs: number[] = [];
+  let previous = -1;
+  for (let i = 0; i < span.length; i++) {
+    const id = span[i]!;
+    const seq = previous + 1 < log.length && table[previous + 1] === id ? previous + 1 : log.seqOf(id);
+    if (seq === undefined || seq <= previous) return undefined;
+    if (seq === previous + 1 && runs.length > 0) runs[runs.length - 1] = seq + 1;
+    else runs.push(seq, seq + 1);
+    previous = seq;
+  }
+  return Int32Array.from(runs);
 }

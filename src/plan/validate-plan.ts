@@ -39,6 +39,14 @@ function knownValid(plan: CompactionPlan, log: ThreadLog): boolean {
 }
 
 /**
+ * Records that `plan` is valid for `log` without checking it: for a plan restored from a thread checkpoint,
+ * written only for a plan validated against that log (docs/decisions/0009).
+ */
+export function trustValid(plan: CompactionPlan, log: ThreadLog): void {
+  validFor.set(plan, log);
+}
+
+/**
  * Checks a plan against a log and returns every problem found (empty when valid): unknown ids, ids at or after
  * `basedOnSeq`, records that do not match their action, spans that would separate a tool call from its result,
  * and any action other than include on a pending (unanswered) call. A plan extending a parent already found valid

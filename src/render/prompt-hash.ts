@@ -16,9 +16,12 @@ import type { Provenance, RenderedMessage, RenderedPrompt } from "./rendered-pro
 function hashLine(message: RenderedMessage): Buffer {
   const known = lines.get(message);
   if (known !== undefined) return known;
-  const { kind, synthetic, sourceIds } = message.provenance;
+  const { provenance } = message;
+  const { kind, synthetic } = provenance;
+  const digest = digests.get(provenance);
+  const sources = digest === undefined ? sourcesField(provenance.sourceIds) : `#${digest}`;
   const line = Buffer.from(
-    `${message.role}\n${message.contentHash}\n${kind}\n${synthetic}\n${sourcesField(sourceIds)}\n`,
+    `${message.role}\n${message.contentHash}\n${kind}\n${synthetic}\n${sources}\n`,
     "utf8",
   );
   lines.set(message, line);
@@ -35,8 +38,51 @@ const INLINE_SOURCES = 8;
  * with the thread). JSON escapes newlines, so the field never contains the line separator.
  */
 function sourcesField(sourceIds: ReadonlyArray<string>): string {
-  const json = JSON.stringify(sourceIds);
-  return sourceIds.length <= INLINE_SOURCES ? `=${json}` : `#${hash("sha256", json, "hex")}`;
+  return sourceIds.length <= INLINE_SOURCES
+    ? `=${JSON.stringify(sourceIds)}`
+    : `#${sourcesDigest(sourceIds)}`;
+}
+
+const sourceDigests = new WeakMap<ReadonlyArray<string>, string>();
+
+/**
+ * The digest a long source list enters the prompt hash as (sha256 of its JSON); a thread checkpoint keeps it so
+ * a restored summary hashes without its list (see `lazyProvenance`).
+ */
+export function sourcesDigest(sourceIds: ReadonlyArray<string>): string {
+  let digest = sourceDigests.get(sourceIds);
+  if (digest === undefined) {
+    digest = hash("sha256", JSON.stringify(sourceIds), "hex");
+    sourceDigests.set(sourceIds, digest);
+  }
+  return digest;
+}
+
+/** Whether a source list of this length enters the hash as a digest (longer than the inline limit). */
+export function hashedAsDigest(count: number): boolean {
+  return count > INLINE_SOURCES;
+}
+
+// Provenance objects whose long source list is built on demand, with the digest that stands for it in the hash.
+const digests = new WeakMap<Provenance, string>();
+
+/**
+ * A frozen provenance whose `sourceIds` (more than the inline limit of them, with digest `digest`) are built by
+ * `ids` when first read: hashing the message uses the digest and never builds the list.
+ */
+export function lazyProvenance(
+  kind: Provenance["kind"],
+  digest: string,
+  ids: () => ReadonlyArray<string>,
+): Provenance {
+  const provenance = {} as Provenance;
+  Object.defineProperties(provenance, {
+    kind: { value: kind, enumerable: true },
+    sourceIds: { get: ids, enumerable: true },
+    synthetic: { value: true, enumerable: true },
+  });
+  digests.set(Object.freeze(provenance), digest);
+  return provenance;
 }
 
 // Rendered messages are frozen and reused across renders (memos), and a summary's provenance can list tens of

@@ -6,9 +6,9 @@ import type { Decision } from "../plan/resolve-plan.js";
 import { assertPlanValid } from "../plan/validate-plan.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
 import { clearMessage, type PendingStub, pendingStub, pointerText, summaryText } from "./placeholders.js";
-import { finishPrompt, makeRendered } from "./prompt-hash.js";
-import type { RenderedMessage, RenderedPrompt } from "./rendered-prompt.js";
-import { spanSources } from "./span-sources.js";
+import { finishPrompt, hashedAsDigest, lazyProvenance, makeRendered } from "./prompt-hash.js";
+import type { Provenance, RenderedMessage, RenderedPrompt } from "./rendered-prompt.js";
+import { type SpanSources, spanSourcesOf } from "./span-sources.js";
 
 /** Per-turn content added at the end of the request; never part of the log. */
 export interface Injection {
@@ -46,11 +46,11 @@ interface MemoEntry {
   readonly rendered: RenderedMessage;
 }
 
-// Synthetic summary/pointer messages per counter, keyed by their source-id list (memoized per resolution in
-// `spanSources`), so a warm render reuses the same frozen message and never re-freezes a long id list.
+// Synthetic summary/pointer messages per counter, keyed by their source list (memoized per resolution in
+// `span-sources.ts`), so a warm render reuses the same frozen message and never re-freezes a long id list.
 const syntheticMemoByCounter = new WeakMap<
   MessageCounter,
-  WeakMap<ReadonlyArray<string>, { readonly action: PlanAction; readonly rendered: RenderedMessage }>
+  WeakMap<SpanSources, { readonly action: PlanAction; readonly rendered: RenderedMessage }>
 >();
 // Rendered form of a log message under one action, per counter: logs are immutable, so this never goes stale.
 const memoByCounter = new WeakMap<MessageCounter, WeakMap<Message, MemoEntry>>();
@@ -96,7 +96,13 @@ export function renderPrompt(log: ThreadLog, plan: CompactionPlan, options: Rend
     }
     if (seq >= log.length) break;
     const index = seq < covered ? actionAt[seq]! : -1;
-    ctx.visit(log.at(seq)!, index < 0 ? undefined : decisions[index]);
+    const decision = index < 0 ? undefined : decisions[index];
+    // A projected log (0009) need not hold a summarized or externalized message: its span renders from the plan.
+    if (!log.holds(seq) && (decision?.kind === "summarize" || decision?.kind === "externalize")) {
+      ctx.visitSynthetic(decision.actionIndex);
+      continue;
+    }
+    ctx.visit(log.at(seq)!, decision);
   }
   ctx.appendTail();
   return finishPrompt(log, plan, ctx.out, options);
@@ -167,6 +173,11 @@ class RenderContext {
     if (message.role === "assistant" && hasToolCall(message.parts)) this.#emitResultsOf(message);
   }
 
+  /** A summarized or externalized message the log does not hold (never a placed result: those are held). */
+  visitSynthetic(actionIndex: number): void {
+    this.#emitSynthetic(actionIndex);
+  }
+
   appendTail(): void {
     for (const artifact of this.options.rehydrated ?? []) {
       const note = artifact.truncated === true ? " (truncated)" : "";
@@ -184,24 +195,25 @@ class RenderContext {
     this.onSpanEmitted?.(actionIndex);
     const action = this.resolved.plan.actions[actionIndex]!;
     if (action.kind !== "summarize" && action.kind !== "externalize") return;
-    const sourceIds = spanSources(this.log, this.resolved, actionIndex);
+    const sources = spanSourcesOf(this.log, this.resolved, actionIndex);
     const memo = memoFor(syntheticMemoByCounter, this.options.counter);
-    const hit = memo.get(sourceIds);
+    const hit = memo.get(sources);
     if (hit !== undefined && hit.action === action) {
       this.out.push(hit.rendered);
       return;
     }
     const summary = action.kind === "summarize";
+    const kind: Provenance["kind"] = summary ? "summary" : "pointer";
     const text = summary
-      ? summaryText(action.record, sourceIds.length)
-      : pointerText(action.record, sourceIds.length);
-    const rendered = makeRendered(
-      "assistant",
-      [{ type: "text", text }],
-      { kind: summary ? "summary" : "pointer", sourceIds, synthetic: true },
-      this.options.counter,
-    );
-    memo.set(sourceIds, { action, rendered });
+      ? summaryText(action.record, sources.count)
+      : pointerText(action.record, sources.count);
+    // A list seeded from a checkpoint stays unbuilt: the hash takes its digest, a reader of the ids builds it.
+    const provenance =
+      !sources.ready && sources.digest !== undefined && hashedAsDigest(sources.count)
+        ? lazyProvenance(kind, sources.digest, () => sources.ids())
+        : { kind, sourceIds: sources.ids(), synthetic: true };
+    const rendered = makeRendered("assistant", [{ type: "text", text }], provenance, this.options.counter);
+    memo.set(sources, { action, rendered });
     this.out.push(rendered);
   }
 

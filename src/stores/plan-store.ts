@@ -30,6 +30,13 @@ export interface PlanStore {
    * Optional for stores written elsewhere; the engine falls back to `versions`.
    */
   latestVersion?(threadId: string): Promise<number>;
+  /**
+   * Takes `plan` as committed version `plan.version` of its thread, as if it had been read from this store, so
+   * that a commit extending it is stored as a delta. The caller vouches that it equals the stored version (a plan
+   * restored from a thread checkpoint, docs/decisions/0009); throws `NotFoundError` for a version never
+   * committed. Optional: without it such a commit stores the whole plan.
+   */
+  adopt?(plan: CompactionPlan): Promise<void>;
 }
 
 /** Checks the arguments of `commit` except the plan's contents: thread id, expected version, plan version. */

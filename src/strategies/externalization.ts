@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ValidationError } from "../errors/ledger-error.js";
+import { MessageNotLoadedError, ValidationError } from "../errors/ledger-error.js";
 import { canonicalJson } from "../log/canonical-json.js";
 import type { Group } from "../log/groups.js";
 import { type Sensitivity, type ToolResultPart, textOf, toolCallsOf } from "../log/message.js";
@@ -202,6 +202,7 @@ async function externalize(
     const reason = `${group.messageIds.length} message(s) (${formatSize(meta.sizeChars)}) moved to artifact ${meta.artifactId}`;
     return { action: { kind: "externalize", span: group.messageIds, record, strategy: s.name, reason } };
   } catch (cause) {
+    if (cause instanceof MessageNotLoadedError) throw cause;
     const detail = cause instanceof Error ? cause.message : String(cause);
     const message = `could not store group ${group.messageIds[0]} (${formatSize(content.length)}): ${detail}; it stays in the request`;
     return { note: { level: "error", code: "artifact_store_failed", message, cause } };

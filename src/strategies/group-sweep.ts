@@ -77,6 +77,13 @@ export interface SweepMemo<T> extends LineageMemo {
   readonly data: T;
 }
 
+/** The part of a sweep memo a checkpoint carries (see `GroupSweep.stateOf`). */
+export interface SweepState<T> {
+  readonly open: ReadonlyArray<number>;
+  readonly scanned: number;
+  readonly data: T;
+}
+
 /**
  * Whether a message named by an action added since the base sweep changed in a way the strategy cares about,
  * given its decision under the base plan and under the current one (undefined: included by default).
@@ -143,6 +150,27 @@ export class GroupSweep<T> {
     for (const seq of also) add(seq);
     visit.sort((a, b) => a - b);
     return visit.filter((g, i) => i === 0 || visit[i - 1] !== g);
+  }
+
+  /**
+   * What this sweep remembers of exactly `plan` on `log`, for a thread checkpoint (docs/decisions/0009): the
+   * groups left open, how many groups it saw and the strategy's data; undefined when it has no memo of that plan
+   * made on that log value.
+   */
+  stateOf(plan: CompactionPlan, log: ThreadLog): SweepState<T> | undefined {
+    const memo = this.#memos.get(plan);
+    if (memo === undefined || memo.log.length !== log.length || !log.extends(memo.log)) return undefined;
+    return { open: memo.open, scanned: memo.scanned, data: memo.data };
+  }
+
+  /**
+   * Takes a state from `stateOf` as the sweep of `resolution.plan` on `log` (a log restored from a checkpoint at
+   * the length the state was made for, or longer): the next sweep visits its open groups and those after
+   * `scanned`, which the checkpoint must therefore hold.
+   */
+  restore(log: ThreadLog, resolution: SeqResolution, state: SweepState<T>): void {
+    const lineage = lineageOf(log, resolution.plan, resolution);
+    this.#memos.set(resolution.plan, { ...lineage, resolution, ...state });
   }
 
   /** Records a sweep of `resolution.plan` on `log`: the groups it left open (ascending) and the strategy's data. */

@@ -1,4 +1,4 @@
-import { BudgetInfeasibleError, type LedgerError } from "../errors/ledger-error.js";
+import { BudgetInfeasibleError, type LedgerError, MessageNotLoadedError } from "../errors/ledger-error.js";
 import { type CompactionPlan, nextPlan, type PlanAction } from "../plan/compaction-plan.js";
 import { validatePlan } from "../plan/validate-plan.js";
 import { renderPrompt } from "../render/render-prompt.js";
@@ -39,8 +39,22 @@ function contextFor(run: Run): StrategyContext {
   };
 }
 
-/** One run of the pipeline (see `createPipeline`). Never throws: failures come back as data. */
+/**
+ * One run of the pipeline (see `createPipeline`). Never throws: failures come back as data. A run that needed a
+ * message its (checkpoint-restored) log does not hold leaves no trace in the pipeline's failure counters: the
+ * engine runs the same turn again on the whole log, and that run must see the counters as they were.
+ */
 export async function runPipeline(input: PipelineInput, settings: RunSettings): Promise<PipelineResult> {
+  const counters = [...settings.failures].map(([key, state]) => [key, { ...state }] as const);
+  const result = await runOnce(input, settings);
+  if (!result.ok && result.error instanceof MessageNotLoadedError) {
+    settings.failures.clear();
+    for (const [key, state] of counters) settings.failures.set(key, state);
+  }
+  return result;
+}
+
+async function runOnce(input: PipelineInput, settings: RunSettings): Promise<PipelineResult> {
   const started = performance.now();
   const target = compactionTarget(input.budget);
   let before: RenderedPrompt;
@@ -52,10 +66,16 @@ export async function runPipeline(input: PipelineInput, settings: RunSettings): 
   }
   const run = newRun(input, settings, target, before.tokenCount, started);
   run.prompt = before;
-  for (const strategy of settings.strategies) await step(run, strategy);
-  if (settings.fallback !== undefined && run.tokens > target) {
-    const error = await step(run, settings.fallback);
-    if (error !== undefined) return failure(run, error);
+  try {
+    for (const strategy of settings.strategies) await step(run, strategy);
+    if (settings.fallback !== undefined && run.tokens > target) {
+      const error = await step(run, settings.fallback);
+      if (error !== undefined) return failure(run, error);
+    }
+  } catch (error) {
+    // Only a projected log's missing message gets here (`ask` turns every other error into a failed step).
+    if (error instanceof MessageNotLoadedError) return failure(run, error);
+    throw error;
   }
   return finish(run);
 }
@@ -128,6 +148,8 @@ async function ask(
       last = { proposal, attempts: attempt };
       if (!failed) return last;
     } catch (error) {
+      // A message a checkpoint-restored log does not hold ends the run: the engine loads the thread in full.
+      if (error instanceof MessageNotLoadedError) throw error;
       last = { error, attempts: attempt };
       if (error instanceof BudgetInfeasibleError) return last;
     }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { SummarizerError, ValidationError } from "../errors/ledger-error.js";
+import { MessageNotLoadedError, SummarizerError, ValidationError } from "../errors/ledger-error.js";
 import { canonicalJson, sha256Hex } from "../log/canonical-json.js";
 import type { Group } from "../log/groups.js";
 import type { Message } from "../log/message.js";
@@ -153,6 +153,7 @@ async function propose(ctx: StrategyContext, settings: Settings): Promise<Propos
   try {
     result = await summarizeSpan(ctx, settings, fresh, previous, spanHash, maxTokens);
   } catch (error) {
+    if (error instanceof MessageNotLoadedError) throw error;
     return { actions: [], notes: [failureNote(error)] };
   }
   const action: PlanAction = {

@@ -19,7 +19,7 @@ export interface Previous {
 }
 
 /** The strategy's last summary in a plan: its action index (-1 for none) and the seqs it governs. */
-interface LastSummary {
+export interface LastSummary {
   readonly index: number;
   readonly seqs: ReadonlyArray<number>;
 }
@@ -29,9 +29,12 @@ interface LastSummary {
  * plan and the name, so every instance with that name shares it (an engine's background pipeline and the
  * maintenance compaction, say).
  */
-function summarySweep(log: ThreadLog, name: string): GroupSweep<LastSummary> {
-  return log.historyMemo(`summarize:${name}`, () => new GroupSweep<LastSummary>());
+export function summarySweep(log: ThreadLog, name: string): GroupSweep<LastSummary> {
+  return log.historyMemo(`${SUMMARY_PREFIX}${name}`, () => new GroupSweep<LastSummary>());
 }
+
+/** The history-memo key prefix of summarization sweeps (the strategy's name follows it). */
+export const SUMMARY_PREFIX = "summarize:";
 
 /** The plan's last summarize action by `name` at or after index `from`, or -1. */
 function lastSummaryIndex(plan: CompactionPlan, name: string, from: number): number {

@@ -4,6 +4,7 @@
  * store and extended as the log grows, and whether a result has expired in one log value.
  */
 
+import { ValidationError } from "../errors/ledger-error.js";
 import { countBelow } from "../log/history-store.js";
 import type { ToolResultPart } from "../log/message.js";
 import type { ThreadLog } from "../log/thread-log.js";
@@ -41,8 +42,63 @@ export class ResultFacts {
   readonly #bySeq = new Map<number, ReadonlyArray<ResultRef>>();
   /** Per tool name: the seq of each of its results in log order (twice for two results in one message). */
   readonly #toolSeqs = new Map<string, number[]>();
+  /**
+   * Per tool name: its results before the seqs `#toolSeqs` lists (restored facts start counting at the
+   * checkpoint's length and only serve log values at least that long).
+   */
+  readonly #before = new Map<string, number>();
 
   constructor(private readonly policyOf: PolicyResolver) {}
+
+  /**
+   * What a thread checkpoint keeps of these facts at `log.length`: per tool its result count, and the facts of
+   * the results in the tool messages `held` says the checkpoint holds (policies are resolved again on restore).
+   */
+  stateAt(log: ThreadLog, held: (seq: number) => boolean): ResultFactsState {
+    this.extend(log);
+    const counts: Array<[string, number]> = [];
+    for (const tool of new Set([...this.#before.keys(), ...this.#toolSeqs.keys()])) {
+      counts.push([tool, this.resultsBelow(tool, log.length)]);
+    }
+    const results: Array<[number, number, number, string, number, number]> = [];
+    for (const [seq, refs] of this.#bySeq) {
+      if (seq >= log.length || !held(seq)) continue;
+      const parts = log.at(seq)!.parts;
+      for (const r of refs)
+        results.push([seq, parts.indexOf(r.part), r.callSeq, r.toolName, r.turn, r.ordinal]);
+    }
+    return { length: log.length, counts, results };
+  }
+
+  /**
+   * Facts restored from `stateAt` on a log holding (at least) the tool messages it lists, at its length. Throws
+   * `ValidationError` when a listed result is not in the log.
+   */
+  static restore(policyOf: PolicyResolver, log: ThreadLog, state: ResultFactsState): ResultFacts {
+    const facts = new ResultFacts(policyOf);
+    facts.#length = state.length;
+    for (const [tool, count] of state.counts) facts.#before.set(tool, count);
+    const bySeq = new Map<number, ResultRef[]>();
+    for (const [seq, partIndex, callSeq, toolName, turn, ordinal] of state.results) {
+      const message = log.at(seq);
+      const part = message?.parts[partIndex];
+      if (message?.role !== "tool" || part?.type !== "tool_result" || seq >= state.length) {
+        throw new ValidationError(
+          `checkpoint lists a tool result at seq ${seq} part ${partIndex} the log lacks`,
+          {
+            threadId: log.threadId,
+            field: "checkpoint.memos",
+          },
+        );
+      }
+      const policy = policyOf(toolName, message.meta.durability ?? log.at(callSeq)!.meta.durability);
+      const refs = bySeq.get(seq) ?? [];
+      refs.push(Object.freeze({ seq, part, callSeq, toolName, policy, turn, ordinal }));
+      bySeq.set(seq, refs);
+    }
+    for (const [seq, refs] of bySeq) facts.#bySeq.set(seq, Object.freeze(refs));
+    return facts;
+  }
 
   /** Results by tool-message seq (read only seqs below the asking value's length). */
   get bySeq(): ResultIndex {
@@ -67,7 +123,8 @@ export class ResultFacts {
           seqs = [];
           this.#toolSeqs.set(toolName, seqs);
         }
-        refs.push(Object.freeze({ seq, part, callSeq, toolName, policy, turn, ordinal: seqs.length }));
+        const ordinal = (this.#before.get(toolName) ?? 0) + seqs.length;
+        refs.push(Object.freeze({ seq, part, callSeq, toolName, policy, turn, ordinal }));
         seqs.push(seq);
       });
       this.#bySeq.set(seq, Object.freeze(refs));
@@ -77,8 +134,18 @@ export class ResultFacts {
 
   /** Number of results of `tool` among the first `length` messages. */
   resultsBelow(tool: string, length: number): number {
-    return countBelow(this.#toolSeqs.get(tool) ?? [], length);
+    return (this.#before.get(tool) ?? 0) + countBelow(this.#toolSeqs.get(tool) ?? [], length);
   }
+}
+
+/**
+ * Result facts as a checkpoint keeps them: the log length, per tool its result count, and per held result
+ * `[seq, part index, call seq, tool name, turn, ordinal]`.
+ */
+export interface ResultFactsState {
+  readonly length: number;
+  readonly counts: ReadonlyArray<readonly [string, number]>;
+  readonly results: ReadonlyArray<readonly [number, number, number, string, number, number]>;
 }
 
 /**
@@ -91,9 +158,12 @@ export interface RetentionMemo {
   readonly sweep: GroupSweep<undefined>;
 }
 
+/** The history-memo key prefix of retention memos (the options' canonical JSON follows it). */
+export const RETENTION_PREFIX = "toolResultRetention:";
+
 /** The history's retention memo for the options `key` (their canonical JSON), facts extended to `log`. */
 export function retentionMemo(log: ThreadLog, key: string, policyOf: PolicyResolver): RetentionMemo {
-  const memo = log.historyMemo(`toolResultRetention:${key}`, () => ({
+  const memo = log.historyMemo(`${RETENTION_PREFIX}${key}`, () => ({
     facts: new ResultFacts(policyOf),
     sweep: new GroupSweep<undefined>(),
   }));

@@ -13,11 +13,19 @@ import type { DecisionChange } from "./group-sweep.js";
 import { parseOptions } from "./options.js";
 import { nothingToDo, type Proposal, type Strategy, type StrategyContext } from "./strategy.js";
 import {
+  type PolicyResolver,
   policyResolver,
   type ToolResultRetentionOptions,
   toolResultRetentionOptionsSchema,
 } from "./tool-policy.js";
-import { Expiry, type ResultIndex, type ResultRef, retentionMemo } from "./tool-result-facts.js";
+import {
+  Expiry,
+  RETENTION_PREFIX,
+  type ResultIndex,
+  type ResultRef,
+  type RetentionMemo,
+  retentionMemo,
+} from "./tool-result-facts.js";
 
 export type { ResolvedToolPolicy, ToolPolicy, ToolResultRetentionOptions } from "./tool-policy.js";
 export {
@@ -221,19 +229,48 @@ export function createToolResultRetention(options: ToolResultRetentionOptions = 
   // A turn looks only at the groups left open for the plan (or its parent), new groups and groups whose
   // decisions the plan's new actions changed: per-result facts live in the history's store, and expiry only ever
   // becomes true.
-  const key = canonicalJson(o);
+  const key = retentionKey(o);
   const propose = ({ log, plan }: StrategyContext): Proposal => {
-    const res = resolveForLog(plan, log);
-    const { facts, sweep } = retentionMemo(log, key, policyOf);
-    const ctx = { bySeq: facts.bySeq, expiry: new Expiry(log, facts) };
-    const out: Collected = { clear: new Map(), drop: [] };
-    const open: number[] = [];
-    for (const g of sweep.groupsToVisit(log, res, sweep.base(log, plan), classChanged)) {
-      if (!visitGroup(log, log.groupAt(g), res, ctx, out)) open.push(g);
-    }
-    sweep.remember(log, res, open, undefined);
-    const actions = toActions(log, out, facts.bySeq, name);
+    const memo = retentionMemo(log, key, policyOf);
+    const out = sweepRetention(log, resolveForLog(plan, log), memo);
+    const actions = toActions(log, out, memo.facts.bySeq, name);
     return actions.length === 0 ? nothingToDo("no tool result is past its retention policy") : { actions };
   };
   return Object.freeze({ name, cost: "free", kinds: Object.freeze(["clear", "drop"] as const), propose });
+}
+
+/** The groups to evict under a plan, visiting only what the memo's sweep left open or what changed since. */
+function sweepRetention(log: ThreadLog, res: SeqResolution, memo: RetentionMemo): Collected {
+  const { facts, sweep } = memo;
+  const ctx = { bySeq: facts.bySeq, expiry: new Expiry(log, facts) };
+  const out: Collected = { clear: new Map(), drop: [] };
+  const open: number[] = [];
+  for (const g of sweep.groupsToVisit(log, res, sweep.base(log, res.plan), classChanged)) {
+    if (!visitGroup(log, log.groupAt(g), res, ctx, out)) open.push(g);
+  }
+  sweep.remember(log, res, open, undefined);
+  return out;
+}
+
+function retentionKey(options: ToolResultRetentionOptions): string {
+  return canonicalJson(options);
+}
+
+/**
+ * Brings the retention memo under history-memo key `memoKey` up to `resolution`'s plan on `log` (a sweep, as a
+ * turn's proposal makes), so a checkpoint can carry the sweep of exactly that plan. False when the history has
+ * no such memo.
+ */
+export function primeRetention(log: ThreadLog, resolution: SeqResolution, memoKey: string): boolean {
+  const memo = log.peekHistoryMemo(memoKey) as RetentionMemo | undefined;
+  if (memo === undefined) return false;
+  memo.facts.extend(log);
+  sweepRetention(log, resolution, memo);
+  return true;
+}
+
+/** The policy resolver of the retention whose history-memo key is `memoKey` (its options follow the prefix). */
+export function retentionPolicyOf(memoKey: string): PolicyResolver {
+  const options = JSON.parse(memoKey.slice(RETENTION_PREFIX.length)) as ToolResultRetentionOptions;
+  return policyResolver(parseOptions(toolResultRetentionOptionsSchema, options, "toolResultRetention"));
 }

@@ -128,6 +128,9 @@ export interface WindowScope {
   readonly keepLastUser: boolean;
 }
 
+/** The history-memo key prefix of window sweeps (`keepSystem:keepLastUser` follows it). */
+export const WINDOW_PREFIX = "windowedGroups:";
+
 /** The group index of the latest user message, or -1. */
 export function lastUserGroup(log: ThreadLog): number {
   const seq = log.lastUserSeq;
@@ -147,7 +150,7 @@ export function windowedGroups(log: ThreadLog, resolution: SeqResolution, scope:
   // Only groups left open for the plan (or an ancestor) are looked at: a pinned group, a kept system prompt and
   // a summarized, externalized or dropped group stay out of every window until an action changes that.
   const sweep = log.historyMemo(
-    `windowedGroups:${scope.keepSystem}:${scope.keepLastUser}`,
+    `${WINDOW_PREFIX}${scope.keepSystem}:${scope.keepLastUser}`,
     () => new GroupSweep(),
   );
   const out: Group[] = [];

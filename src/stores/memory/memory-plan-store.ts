@@ -21,6 +21,8 @@ import {
 export function createMemoryPlanStore(): PlanStore {
   // Index i holds version i + 1.
   const byThread = new Map<string, CompactionPlan[]>();
+  // Per thread, an object equal to the newest version taken with `adopt`: a commit extending it only adds actions.
+  const adopted = new Map<string, CompactionPlan>();
 
   function commit(plan: CompactionPlan, expectedVersion: number): void {
     checkCommitArguments(plan, expectedVersion);
@@ -29,8 +31,15 @@ export function createMemoryPlanStore(): PlanStore {
       throw planConflict(plan.threadId, expectedVersion, versions.length);
     // A version extending the stored one (the engine's every turn) only adds actions: check those, not the whole
     // plan, which names every compacted id of a long thread.
-    const parent = versions.at(-1);
-    if (parent !== undefined && extendsPlan(plan, parent)) checkAddedActions(plan, parent.actions.length);
+    const stored = versions.at(-1);
+    const alias = adopted.get(plan.threadId);
+    const parent =
+      stored !== undefined && extendsPlan(plan, stored)
+        ? stored
+        : alias?.version === expectedVersion && extendsPlan(plan, alias)
+          ? alias
+          : undefined;
+    if (parent !== undefined) checkAddedActions(plan, parent.actions.length);
     else checkCommit(plan, expectedVersion);
     versions.push(Object.isFrozen(plan) ? plan : createPlan(plan));
     byThread.set(plan.threadId, versions);
@@ -52,6 +61,10 @@ export function createMemoryPlanStore(): PlanStore {
       return byThread.get(threadId)?.at(-1) ?? emptyPlan(threadId);
     },
     get: async (threadId: string, version: number) => get(threadId, version),
+    adopt: async (plan: CompactionPlan) => {
+      get(plan?.threadId, plan.version);
+      if (plan.version > 0 && Object.isFrozen(plan)) adopted.set(plan.threadId, plan);
+    },
     versions: async (threadId: string) => {
       checkThreadId(threadId);
       return Object.freeze((byThread.get(threadId) ?? []).map((_, i) => i + 1));

@@ -89,6 +89,23 @@ export function createPostgresPlanStore(pool: PgPool, s: string): PlanStore {
     return rows.length === 0 ? emptyPlan(threadId) : fromRows(threadId, rows);
   }
 
+  async function adopt(plan: CompactionPlan): Promise<void> {
+    checkThreadId(plan?.threadId);
+    checkSeq(plan.threadId, plan.version, "version");
+    if (plan.version === 0) return;
+    const { rows } = await pool.query(
+      `SELECT (SELECT plan_version FROM ${s}.threads WHERE thread_id = $1) AS latest,
+        (SELECT count(*) FROM ${s}.plans p WHERE p.thread_id = $1 AND p.version <= $2 AND p.version > coalesce(
+          (SELECT max(f.version) FROM ${s}.plans f WHERE f.thread_id = $1 AND f.kind = 'full' AND f.version <= $2),
+          0)) AS deltas`,
+      [plan.threadId, Math.min(plan.version, INT_MAX)],
+    );
+    const latest =
+      (rows[0] as { latest?: unknown } | undefined)?.latest == null ? 0 : pgInt(rows[0], "latest");
+    if (plan.version > latest) throw planNotFound(plan.threadId, plan.version);
+    known.offer({ plan, deltas: pgInt(rows[0], "deltas") });
+  }
+
   const op = <T>(name: string, threadId: string | undefined, run: () => Promise<T>) =>
     guarded("PostgreSQL", name, threadId, run);
   return Object.freeze({
@@ -96,6 +113,7 @@ export function createPostgresPlanStore(pool: PgPool, s: string): PlanStore {
       op("commit", plan?.threadId, () => commit(plan, expectedVersion)),
     latest: (threadId: string) => op("latest", threadId, () => latest(threadId)),
     get: (threadId: string, version: number) => op("get", threadId, () => get(threadId, version)),
+    adopt: (plan: CompactionPlan) => op("adopt", plan?.threadId, () => adopt(plan)),
     versions: (threadId: string) =>
       op("versions", threadId, async () => {
         checkThreadId(threadId);

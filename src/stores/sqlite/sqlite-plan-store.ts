@@ -1,7 +1,7 @@
 import { type CompactionPlan, emptyPlan } from "../../plan/compaction-plan.js";
 import { checkSeq, checkThreadId } from "../log-store.js";
 import { KnownPlans, type PlanRow, prepareCommit } from "../plan-deltas.js";
-import { type PlanStore, planConflict } from "../plan-store.js";
+import { type PlanStore, planConflict, planNotFound } from "../plan-store.js";
 import { guarded } from "../store-errors.js";
 import { column, immediateTransaction, intColumn, type SqliteDatabase } from "./sqlite-driver.js";
 
@@ -36,6 +36,9 @@ export function createSqlitePlanStore(db: SqliteDatabase): PlanStore {
     ),
     chain: db.prepare(CHAIN),
     versions: db.prepare("SELECT version AS v FROM plans WHERE thread_id = ? ORDER BY version"),
+    deltas: db.prepare(`SELECT count(*) AS n FROM plans WHERE thread_id = @thread AND version <= @version
+      AND version > coalesce((SELECT version FROM plans INDEXED BY plans_snapshots
+        WHERE thread_id = @thread AND version <= @version AND kind = 'full' ORDER BY version DESC LIMIT 1), 0)`),
   };
   const known = new KnownPlans();
   const versionOf = (threadId: string): number => {
@@ -66,6 +69,15 @@ export function createSqlitePlanStore(db: SqliteDatabase): PlanStore {
     return known.read(threadId, version, rows);
   }
 
+  function adopt(plan: CompactionPlan): void {
+    checkThreadId(plan?.threadId);
+    checkSeq(plan.threadId, plan.version, "version");
+    if (plan.version === 0) return;
+    if (plan.version > versionOf(plan.threadId)) throw planNotFound(plan.threadId, plan.version);
+    const row = sql.deltas.get({ thread: plan.threadId, version: plan.version });
+    known.offer({ plan, deltas: row === undefined ? 0 : intColumn(row, "n") });
+  }
+
   const op = <T>(name: string, threadId: string | undefined, run: () => T) =>
     guarded("SQLite", name, threadId, run);
   return Object.freeze({
@@ -77,6 +89,7 @@ export function createSqlitePlanStore(db: SqliteDatabase): PlanStore {
         return get(threadId, versionOf(threadId));
       }),
     get: (threadId: string, version: number) => op("get", threadId, () => get(threadId, version)),
+    adopt: (plan: CompactionPlan) => op("adopt", plan?.threadId, () => adopt(plan)),
     versions: (threadId: string) =>
       op("versions", threadId, () => {
         checkThreadId(threadId);

@@ -1,0 +1,293 @@
+/**
+ * A committed plan version and its resolution as a thread checkpoint carries them (docs/decisions/0009): spans
+ * as seq runs instead of id lists, the winning action per seq as runs, so a worker restoring a thread neither
+ * parses nor resolves a span that names most of a 100,000-message history. The restored plan is the same value
+ * as the stored version (its spans are materialized from the log's ids when first read); its resolution and
+ * validity are seeded so that a turn only resolves and validates what it adds.
+ */
+import { ValidationError } from "../errors/ledger-error.js";
+import { deepFreeze } from "../log/deep-freeze.js";
+import type { ThreadLog } from "../log/thread-log.js";
+import type { ActionKind, ActionRecord, CompactionPlan, PlanAction } from "./compaction-plan.js";
+import { resolveForLog, seedResolution } from "./resolve-for-log.js";
+import { runsOfSpan, spanOfRuns } from "./span-seqs.js";
+import { trustValid, validatePlan } from "./validate-plan.js";
+
+/** One action with its span as ascending seq runs (flat `[start, end)` pairs). */
+export interface ActionCheckpoint {
+  readonly kind: ActionKind;
+  readonly record: ActionRecord;
+  readonly strategy: string;
+  readonly reason: string;
+  readonly runs: ReadonlyArray<number>;
+  /** The span's first id (what audit records name a span by), or null for an empty span. */
+  readonly first: string | null;
+}
+
+/**
+ * An action that governs no message any more (a later summary or drop took all of it): only its kind up front;
+ * the rest (`retired[index]`) is decoded when something first reads it. A long thread's plan is mostly these
+ * (every clear a summary absorbed since), and a turn reads none of them.
+ */
+export interface RetiredAction {
+  readonly kind: ActionKind;
+  readonly retired: number;
+}
+
+/** A plan version and its resolution against the checkpoint's log. Plain data, JSON round-trippable. */
+export interface PlanCheckpoint {
+  readonly version: number;
+  readonly basedOnSeq: number;
+  readonly actions: ReadonlyArray<ActionCheckpoint | RetiredAction>;
+  /** Seqs governed by an action as `[start, end, actionIndex]` triples, ascending; other seqs are included. */
+  readonly governedRuns: ReadonlyArray<number>;
+  /** The resolution's dropped runs. */
+  readonly dropRuns: ReadonlyArray<number>;
+}
+
+/**
+ * The checkpoint form of a plan valid for `log`, or undefined when the plan cannot travel as runs: a span id
+ * the log does not know (or not before `basedOnSeq`), or a span out of log order or naming an id twice.
+ */
+export function planCheckpoint(
+  plan: CompactionPlan,
+  log: ThreadLog,
+):
+  | {
+      readonly plan: PlanCheckpoint;
+      readonly retired: ReadonlyArray<ActionCheckpoint>;
+      readonly deferred: ReadonlyArray<DeferredField>;
+    }
+  | undefined {
+  if (plan.threadId !== log.threadId || plan.basedOnSeq > log.length) return undefined;
+  if (validatePlan(plan, log).length > 0) return undefined;
+  const resolution = resolveForLog(plan, log);
+  if (resolution.skippedIds || resolution.spanIssues.length > 0) return undefined;
+  const actions: Array<ActionCheckpoint | RetiredAction> = [];
+  const retired: ActionCheckpoint[] = [];
+  const deferred: DeferredField[] = [];
+  for (const [index, action] of plan.actions.entries()) {
+    const runs = runsOfSpan(action.span, log);
+    if (runs === undefined) return undefined;
+    const full: ActionCheckpoint = {
+      kind: action.kind,
+      record: lightRecord(action.record, index, deferred),
+      strategy: action.strategy,
+      reason: action.reason,
+      runs: Array.from(runs),
+      first: action.span[0] ?? null,
+    };
+    if (resolution.governed[index] === 0) {
+      actions.push({ kind: action.kind, retired: retired.length });
+      retired.push(full);
+    } else actions.push(full);
+  }
+  const governedRuns: number[] = [];
+  const { actionAt } = resolution;
+  for (let seq = 0; seq < actionAt.length; ) {
+    const index = actionAt[seq]!;
+    let end = seq + 1;
+    while (end < actionAt.length && actionAt[end] === index) end++;
+    if (index >= 0) governedRuns.push(seq, end, index);
+    seq = end;
+  }
+  return {
+    deferred,
+    plan: {
+      version: plan.version,
+      basedOnSeq: plan.basedOnSeq,
+      actions,
+      governedRuns,
+      dropRuns: Array.from(resolution.dropRuns),
+    },
+    retired,
+  };
+}
+
+/** A large field of an action's record kept out of the header (e.g. the items a clear lists for audits). */
+export interface DeferredField {
+  readonly action: number;
+  readonly field: string;
+  readonly value: unknown;
+}
+
+/** Record fields whose JSON is longer than this travel as deferred fields. */
+const DEFERRED_CHARS = 1024;
+
+/** Marks a record field kept out of the header: `{ "$deferred": index }`. */
+const DEFERRED_KEY = "$deferred";
+
+/** The record with its large array fields replaced by markers (their values appended to `deferred`). */
+function lightRecord(record: ActionRecord, action: number, deferred: DeferredField[]): ActionRecord {
+  let light: Record<string, unknown> | undefined;
+  for (const [field, value] of Object.entries(record)) {
+    if (!Array.isArray(value) || JSON.stringify(value).length <= DEFERRED_CHARS) continue;
+    light ??= { ...record };
+    light[field] = { [DEFERRED_KEY]: deferred.length };
+    deferred.push({ action, field, value });
+  }
+  return (light ?? record) as ActionRecord;
+}
+
+/** A frozen record whose deferred fields are getters reading `deferred()` when first read. */
+function restoredRecord(
+  record: ActionRecord,
+  deferred: () => ReadonlyArray<DeferredField>,
+  where: { threadId: string; field: string },
+): ActionRecord {
+  const out = {};
+  for (const [field, value] of Object.entries(record)) {
+    const marker = (value as Record<string, unknown> | null)?.[DEFERRED_KEY];
+    if (typeof marker !== "number") {
+      Object.defineProperty(out, field, { value: deepFreeze(value), enumerable: true });
+      continue;
+    }
+    let cached: unknown;
+    Object.defineProperty(out, field, {
+      enumerable: true,
+      get: () => {
+        if (cached === undefined) {
+          const entry = deferred()[marker];
+          if (entry?.field !== field) throw new ValidationError(`deferred field ${field} missing`, where);
+          cached = deepFreeze(entry.value);
+        }
+        return cached;
+      },
+    });
+  }
+  return Object.freeze(out) as ActionRecord;
+}
+
+// The first id of each restored action, so audit records name a span without materializing it.
+const firstIds = new WeakMap<PlanAction, () => string | undefined>();
+
+/** The first id of an action's span (without materializing a restored span). */
+export function firstSpanId(action: PlanAction): string | undefined {
+  const first = firstIds.get(action);
+  return first === undefined ? action.span[0] : first();
+}
+
+/**
+ * The plan a checkpoint describes, on `log` (the checkpoint's log value, or one it restored): frozen, each span
+ * built from its runs and the log's ids the first time it is read, its resolution and validity against `log`
+ * seeded. Throws `ValidationError` naming the field when the checkpoint does not fit the log.
+ */
+export function restorePlan(
+  threadId: string,
+  checkpoint: PlanCheckpoint,
+  log: ThreadLog,
+  retired: () => ReadonlyArray<ActionCheckpoint>,
+  deferred: () => ReadonlyArray<DeferredField> = () => [],
+): CompactionPlan {
+  const where = (field: string) => ({ threadId, field: `checkpoint.plan.${field}` });
+  if (checkpoint.basedOnSeq > log.length) {
+    throw new ValidationError(
+      `plan is based on seq ${checkpoint.basedOnSeq} past the log`,
+      where("basedOnSeq"),
+    );
+  }
+  const limit = Math.min(checkpoint.basedOnSeq, log.length);
+  let decoded: ReadonlyArray<ActionCheckpoint> | undefined;
+  const actions = checkpoint.actions.map((a, i) => {
+    const at = where(`actions[${i}]`);
+    if (!("retired" in a)) return restoredAction(log, () => a, a.kind, limit, at, true, deferred);
+    const entry = (): ActionCheckpoint => {
+      decoded ??= retired();
+      const found = decoded[a.retired];
+      if (found?.kind !== a.kind) throw new ValidationError("retired action missing or of another kind", at);
+      return found;
+    };
+    return restoredAction(log, entry, a.kind, limit, at, false, deferred);
+  });
+  const plan: CompactionPlan = Object.freeze({
+    threadId,
+    version: checkpoint.version,
+    basedOnSeq: checkpoint.basedOnSeq,
+    actions: Object.freeze(actions),
+  });
+  const actionAt = new Int32Array(limit).fill(-1);
+  const governed = new Int32Array(actions.length);
+  const runs = checkpoint.governedRuns;
+  let floor = 0;
+  if (runs.length % 3 !== 0)
+    throw new ValidationError("governed runs must be triples", where("governedRuns"));
+  for (let r = 0; r < runs.length; r += 3) {
+    const start = runs[r]!;
+    const end = runs[r + 1]!;
+    const index = runs[r + 2]!;
+    if (!(start >= floor && end > start && end <= limit && index >= 0 && index < actions.length)) {
+      throw new ValidationError(
+        `governed run ${r / 3} is out of order or out of range`,
+        where("governedRuns"),
+      );
+    }
+    actionAt.fill(index, start, end);
+    governed[index]! += end - start;
+    floor = end;
+  }
+  checkRuns(checkpoint.dropRuns, limit, where("dropRuns"));
+  seedResolution(plan, log, { actionAt, governed, dropRuns: Int32Array.from(checkpoint.dropRuns) });
+  trustValid(plan, log);
+  return plan;
+}
+
+/**
+ * A frozen action whose span is built from its runs when first read. A live action's fields are checked now;
+ * a retired one's (`entry` decodes them) when first read — a bad one then throws `ValidationError`.
+ */
+function restoredAction(
+  log: ThreadLog,
+  entry: () => ActionCheckpoint,
+  kind: ActionKind,
+  limit: number,
+  where: { threadId: string; field: string },
+  eager: boolean,
+  deferred: () => ReadonlyArray<DeferredField>,
+): PlanAction {
+  let checked: ActionCheckpoint | undefined;
+  const fields = (): ActionCheckpoint => {
+    if (checked === undefined) {
+      const a = entry();
+      checkRuns(a.runs, limit, where);
+      if (a.record?.kind !== kind)
+        throw new ValidationError("record does not match the action's kind", where);
+      checked = { ...a, record: restoredRecord(a.record, deferred, where) };
+    }
+    return checked;
+  };
+  let span: ReadonlyArray<string> | undefined;
+  const action = {} as PlanAction;
+  // The fields in the order actions are written elsewhere; the span is built from the runs when first read.
+  Object.defineProperties(action, {
+    kind: { value: kind, enumerable: true },
+    span: {
+      enumerable: true,
+      get: () => {
+        span ??= Object.freeze(spanOfRuns(log, fields().runs));
+        return span;
+      },
+    },
+    record: { enumerable: true, get: () => fields().record },
+    strategy: { enumerable: true, get: () => fields().strategy },
+    reason: { enumerable: true, get: () => fields().reason },
+  });
+  Object.freeze(action);
+  firstIds.set(action, () => fields().first ?? undefined);
+  if (eager) fields();
+  return action;
+}
+
+function checkRuns(runs: ReadonlyArray<number>, limit: number, where: object): void {
+  let floor = 0;
+  for (let r = 0; r < runs.length; r += 2) {
+    const start = runs[r]!;
+    const end = runs[r + 1]!;
+    if (
+      !(Number.isInteger(start) && Number.isInteger(end) && start >= floor && end > start && end <= limit)
+    ) {
+      throw new ValidationError(`run ${r / 2} is out of order or outside the plan's seqs`, where);
+    }
+    floor = end;
+  }
+  if (runs.length % 2 !== 0) throw new ValidationError("runs must come in [start, end) pairs", where);
+}

@@ -1,0 +1,221 @@
+/**
+ * The strategies' memos in a thread checkpoint (docs/decisions/0009). A turn's free strategies sweep only the
+ * groups their memo of the plan left open and what changed since; a worker without that memo sweeps the whole
+ * log, which a checkpoint-restored log cannot (it holds only some messages). So the checkpoint writer brings each
+ * memo up to the committed plan (`primeMemos`), keeps the groups the next sweep will visit (`memoGroups`) and
+ * the memos' state (`exportMemos`), and the reader puts them back (`restoreMemos`). A memo this module does not
+ * know is left out: the strategy then sweeps in full, and the engine answers its `MessageNotLoadedError` with a
+ * full load.
+ */
+import { z } from "zod";
+import { ValidationError } from "../errors/ledger-error.js";
+import type { ThreadLog } from "../log/thread-log.js";
+import type { CompactionPlan } from "../plan/compaction-plan.js";
+import type { SeqResolution } from "../plan/resolve-for-log.js";
+import { GroupSweep, type SweepState } from "./group-sweep.js";
+import { absorbable, type LastSummary, SUMMARY_PREFIX, summarySweep } from "./summary-span.js";
+import {
+  RETENTION_PREFIX,
+  ResultFacts,
+  type ResultFactsState,
+  type RetentionMemo,
+} from "./tool-result-facts.js";
+import { primeRetention, retentionPolicyOf } from "./tool-result-retention.js";
+import { WINDOW_PREFIX, windowedGroups } from "./window-trigger.js";
+
+/** One memo as a checkpoint carries it: its history-memo key and its state (JSON). */
+export interface MemoCheckpoint {
+  readonly key: string;
+  readonly state: unknown;
+}
+
+interface MemoKind {
+  readonly prefix: string;
+  /** Brings the memo up to `resolution.plan` on `log`; false when it cannot. */
+  prime(log: ThreadLog, resolution: SeqResolution, key: string): boolean;
+  /** The memo's sweep in the history. */
+  sweep(log: ThreadLog, key: string): GroupSweep<unknown> | undefined;
+  /** Extra state beside the sweep's, from the held messages only. */
+  exportExtra?(log: ThreadLog, key: string, held: (seq: number) => boolean): unknown;
+  /** The sweep's strategy data as JSON, or undefined when it cannot travel. */
+  encodeData(data: unknown): unknown | undefined;
+  /** Puts the memo back on a restored log. Throws on a state that does not fit. */
+  restore(
+    log: ThreadLog,
+    resolution: SeqResolution,
+    key: string,
+    sweep: SweepState<unknown>,
+    extra: unknown,
+  ): void;
+}
+
+const openSchema = z.array(z.number().int().nonnegative());
+const sweepSchema = z.strictObject({
+  open: openSchema,
+  scanned: z.number().int().nonnegative(),
+  data: z.unknown(),
+});
+const summaryDataSchema = z.strictObject({ index: z.number().int().min(-1), runs: openSchema });
+const factsSchema = z.strictObject({
+  length: z.number().int().nonnegative(),
+  counts: z.array(z.tuple([z.string(), z.number().int().nonnegative()])),
+  results: z.array(
+    z.tuple([
+      z.number().int().nonnegative(),
+      z.number().int().nonnegative(),
+      z.number().int().nonnegative(),
+      z.string(),
+      z.number().int().nonnegative(),
+      z.number().int().nonnegative(),
+    ]),
+  ),
+});
+
+const summaryKind: MemoKind = {
+  prefix: SUMMARY_PREFIX,
+  prime: (log, resolution, key) => {
+    absorbable(log, resolution, key.slice(SUMMARY_PREFIX.length));
+    return true;
+  },
+  sweep: (log, key) => log.peekHistoryMemo(key) as GroupSweep<unknown> | undefined,
+  encodeData: (data) => {
+    const { index, seqs } = data as LastSummary;
+    const runs = runsOf(seqs);
+    return runs === undefined ? undefined : { index, runs };
+  },
+  restore: (log, resolution, key, sweep) => {
+    const { index, runs } = summaryDataSchema.parse(sweep.data);
+    const seqs: number[] = [];
+    for (let r = 0; r + 1 < runs.length; r += 2) for (let q = runs[r]!; q < runs[r + 1]!; q++) seqs.push(q);
+    const data: LastSummary = { index, seqs };
+    summarySweep(log, key.slice(SUMMARY_PREFIX.length)).restore(log, resolution, { ...sweep, data });
+  },
+};
+
+const windowKind: MemoKind = {
+  prefix: WINDOW_PREFIX,
+  prime: (log, resolution, key) => {
+    const [keepSystem, keepLastUser] = key.slice(WINDOW_PREFIX.length).split(":");
+    const scope = { keepSystem: keepSystem === "true", keepLastUser: keepLastUser === "true" };
+    windowedGroups(log, resolution, scope);
+    return true;
+  },
+  sweep: (log, key) => log.peekHistoryMemo(key) as GroupSweep<unknown> | undefined,
+  encodeData: () => null,
+  restore: (log, resolution, key, sweep) => {
+    const restored = log.historyMemo(key, () => new GroupSweep<undefined>());
+    restored.restore(log, resolution, { ...sweep, data: undefined });
+  },
+};
+
+const retentionKind: MemoKind = {
+  prefix: RETENTION_PREFIX,
+  prime: primeRetention,
+  sweep: (log, key) => (log.peekHistoryMemo(key) as RetentionMemo | undefined)?.sweep,
+  exportExtra: (log, key, held) => (log.peekHistoryMemo(key) as RetentionMemo).facts.stateAt(log, held),
+  encodeData: () => null,
+  restore: (log, resolution, key, sweep, extra) => {
+    const state = factsSchema.parse(extra) as ResultFactsState;
+    const policyOf = retentionPolicyOf(key);
+    const memo = log.historyMemo<RetentionMemo>(key, () => ({
+      facts: ResultFacts.restore(policyOf, log, state),
+      sweep: new GroupSweep<undefined>(),
+    }));
+    memo.sweep.restore(log, resolution, { ...sweep, data: undefined });
+  },
+};
+
+const KINDS: ReadonlyArray<MemoKind> = [summaryKind, windowKind, retentionKind];
+
+function kindOf(key: string): MemoKind | undefined {
+  return KINDS.find((k) => key.startsWith(k.prefix));
+}
+
+/** Ascending seqs as `[start, end)` runs, or undefined when they do not ascend. */
+function runsOf(seqs: ReadonlyArray<number>): number[] | undefined {
+  const runs: number[] = [];
+  let previous = -1;
+  for (const seq of seqs) {
+    if (seq <= previous) return undefined;
+    if (seq === previous + 1 && runs.length > 0) runs[runs.length - 1] = seq + 1;
+    else runs.push(seq, seq + 1);
+    previous = seq;
+  }
+  return runs;
+}
+
+/**
+ * Brings every memo of the history that a checkpoint can carry up to `resolution.plan` on `log` (a sweep per
+ * memo, as a turn makes) and returns their keys.
+ */
+export function primeMemos(log: ThreadLog, resolution: SeqResolution): ReadonlyArray<string> {
+  const keys: string[] = [];
+  for (const key of log.historyMemoKeys()) {
+    if (kindOf(key)?.prime(log, resolution, key) === true) keys.push(key);
+  }
+  return keys;
+}
+
+/** The sweep state of `plan` under `key`, when it was made on exactly `log` (a longer log's state does not fit). */
+function sweepState(log: ThreadLog, plan: CompactionPlan, key: string): SweepState<unknown> | undefined {
+  return kindOf(key)?.sweep(log, key)?.stateOf(plan, log);
+}
+
+/** The groups the next sweeps of the primed memos visit at least (a checkpoint must hold them). */
+export function memoGroups(log: ThreadLog, plan: CompactionPlan, keys: ReadonlyArray<string>): number[] {
+  const groups = new Set<number>();
+  for (const key of keys) {
+    const state = sweepState(log, plan, key);
+    if (state === undefined) continue;
+    for (const g of state.open) groups.add(g);
+    for (let g = state.scanned; g < log.groupCount; g++) groups.add(g);
+  }
+  return [...groups].sort((a, b) => a - b);
+}
+
+/** The primed memos' state for a checkpoint of `plan` on `log` holding the seqs `held` says. */
+export function exportMemos(
+  log: ThreadLog,
+  plan: CompactionPlan,
+  keys: ReadonlyArray<string>,
+  held: (seq: number) => boolean,
+): MemoCheckpoint[] {
+  const out: MemoCheckpoint[] = [];
+  for (const key of keys) {
+    const kind = kindOf(key)!;
+    const state = sweepState(log, plan, key);
+    const data = state === undefined ? undefined : kind.encodeData(state.data);
+    if (state === undefined || data === undefined) continue;
+    const extra = kind.exportExtra?.(log, key, held) ?? null;
+    out.push({ key, state: { sweep: { open: [...state.open], scanned: state.scanned, data }, extra } });
+  }
+  return out;
+}
+
+const memoStateSchema = z.strictObject({ sweep: sweepSchema, extra: z.unknown() });
+
+/**
+ * Puts checkpointed memos back on a restored log for the restored plan's resolution. Throws `ValidationError`
+ * naming the memo when one does not fit (the caller then loads the thread in full).
+ */
+export function restoreMemos(
+  log: ThreadLog,
+  resolution: SeqResolution,
+  memos: ReadonlyArray<MemoCheckpoint>,
+): void {
+  for (const { key, state } of memos) {
+    const kind = kindOf(key);
+    const where = { threadId: log.threadId, field: `checkpoint.memos[${JSON.stringify(key)}]` };
+    if (kind === undefined) throw new ValidationError("unknown memo kind", where);
+    try {
+      const parsed = memoStateSchema.parse(state);
+      kind.restore(log, resolution, key, parsed.sweep, parsed.extra);
+    } catch (error) {
+      if (error instanceof ValidationError) throw error;
+      throw new ValidationError(
+        `memo does not fit: ${error instanceof Error ? error.message : error}`,
+        where,
+      );
+    }
+  }
+}
