@@ -50,6 +50,48 @@ describe("dropOldestToFit", () => {
     );
   });
 
+  it("protects the group of the newest message when a result fuses two call groups (no user message)", () => {
+    // Found by CI (FC_SEED=1177013127): the fused group {m1, m3, m4} holds the newest message, but the highest
+    // group index is {m2}, which an earlier turn had dropped; protecting that one broke "never drop protected".
+    const call = (id: string, callId: string) => ({
+      id,
+      role: "assistant" as const,
+      parts: [{ type: "tool_call" as const, callId, name: "search", args: "{}" }],
+    });
+    const batches = [
+      [
+        { id: "m0", role: "system" as const, parts: [{ type: "text" as const, text: "sys" }] },
+        call("m1", "c0"),
+      ],
+      [
+        { id: "m2", role: "assistant" as const, parts: [{ type: "text" as const, text: "x".repeat(900) }] },
+        call("m3", "c1"),
+      ],
+      [
+        {
+          id: "m4",
+          role: "tool" as const,
+          parts: [
+            { type: "tool_result" as const, callId: "c0", content: "a" },
+            { type: "tool_result" as const, callId: "c1", content: "" },
+          ],
+        },
+      ],
+    ];
+    let log = ThreadLog.empty("t");
+    let plan = emptyPlan("t");
+    for (const batch of batches) {
+      log = log.append(batch);
+      plan = dropOldestToFit(log, plan, { counter, budget: 56 });
+    }
+    expect(log.stableGroupIndices).toBe(false);
+    const dropped = new Set(droppedSeqs(log, plan));
+    expect(dropped.has(2)).toBe(true);
+    for (const g of pinnedGroups(log))
+      for (const seq of log.groupAt(g).seqs) expect(dropped.has(seq)).toBe(false);
+    expect([...pinnedGroups(log)]).toContain(log.groupIndexOf(4));
+  });
+
   it("returns the same plan when the request already fits", () => {
     const log = ThreadLog.from("t", [{ role: "user", parts: [{ type: "text", text: "hi" }] }]);
     const plan = emptyPlan("t");

@@ -55,7 +55,9 @@ export function dropOldestToFit(
   const resolution = resolveForLog(plan, log);
   const limit = options.budget - (options.reserve ?? 0) - options.counter.requestOverhead;
   const memo = cuts.get(plan);
-  const known = memo !== undefined && log.extends(memo.log) ? memo : undefined;
+  // Group indices are only comparable across log values while no tool message has fused two groups (after a
+  // fusion the groups are recomputed and renumbered): a memo of cut indices is then no use.
+  const known = memo !== undefined && log.stableGroupIndices && log.extends(memo.log) ? memo : undefined;
   const stop = known?.cut ?? 0;
   const pinned = protectedGroupList(log, "lastTurn");
   let pinnedTokens = 0;

@@ -46,11 +46,15 @@ export function protectedGroupList(log: ThreadLog, protect: "lastTurn" | "lastUs
     const end = protect === "lastTurn" ? log.length : lastUser + 1;
     for (let seq = lastUser; seq < end; seq++) groups.add(log.groupIndexOf(seq));
   } else {
-    // No user message at all: the newest non-system group is what the model must answer, and a request needs a
-    // message besides the system prompt.
-    let g = log.groupCount - 1;
-    while (g >= 0 && log.groupAt(g).kind === "system") g--;
-    if (g >= 0) groups.add(g);
+    // No user message at all: the group of the newest non-system message is what the model must answer, and a
+    // request needs a message besides the system prompt. (Not the highest group index: groups are numbered by
+    // their first message, and a result can join an older group after a newer one began.)
+    for (let seq = log.length - 1; seq >= 0; seq--) {
+      const g = log.groupIndexOf(seq);
+      if (log.groupAt(g).kind === "system") continue;
+      groups.add(g);
+      break;
+    }
   }
   return [...groups].sort((a, b) => a - b);
 }
