@@ -8,49 +8,17 @@
  */
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { type ContextEngine, createContextEngine } from "../src/engine/context-engine.js";
-import type { EngineEvent } from "../src/engine/engine-events.js";
+import type { ContextEngine } from "../src/engine/context-engine.js";
 import type { MessageInput } from "../src/log/message.js";
 import { serializePlan } from "../src/plan/plan-schema.js";
 import type { ProviderFormat } from "../src/render/provider-rules.js";
 import { createMemoryStores } from "../src/stores/memory/memory-stores.js";
 import type { Stores } from "../src/stores/stores.js";
 import { arbitraryBatches, fcParams } from "./support/arbitrary-log.js";
-import { simpleCounter } from "./support/simple-counter.js";
+import { propertyEngine, type Turn, turnArb } from "./support/engine-turns.js";
 
 const RUNS = 150;
-const FORMATS: ReadonlyArray<ProviderFormat> = ["openai", "responses", "anthropic"];
-const counter = simpleCounter();
 const sources = { checkpoint: 0, cold: 0, warm: 0, fallback: 0 };
-
-function engineOn(
-  stores: Stores,
-  summarization: "inline" | "background",
-  cacheThreads: number | undefined,
-  events?: (event: EngineEvent) => void,
-): ContextEngine {
-  return createContextEngine({
-    stores,
-    counter,
-    budget: { contextWindow: 1_000_000 },
-    summarization,
-    ...(cacheThreads === undefined ? {} : { cacheThreads }),
-    ...(events === undefined ? {} : { events }),
-  });
-}
-
-interface Turn {
-  readonly format: ProviderFormat;
-  readonly share: number;
-}
-
-const turnArb: fc.Arbitrary<Turn> = fc.record({
-  format: fc.constantFrom(...FORMATS),
-  share: fc.oneof(
-    { weight: 1, arbitrary: fc.double({ min: 0.05, max: 0.3, noNaN: true }) },
-    { weight: 3, arbitrary: fc.double({ min: 0.3, max: 1.2, noNaN: true }) },
-  ),
-});
 
 type Outcome =
   | { readonly ok: true; readonly hash: string; readonly request: string; readonly version: number }
@@ -82,12 +50,15 @@ async function checkThread(
 ): Promise<void> {
   const warmStores = createMemoryStores();
   const coldStores = createMemoryStores();
-  const warm = engineOn(warmStores, summarization, undefined);
-  const writer = engineOn(coldStores, summarization, 0);
-  const stateless = engineOn(coldStores, summarization, 0, (event) => {
-    if (event.type !== "loaded") return;
-    sources[event.source]++;
-    if (event.fallback !== undefined) sources.fallback++;
+  const warm = propertyEngine(warmStores, summarization);
+  const writer = propertyEngine(coldStores, summarization, { cacheThreads: 0 });
+  const stateless = propertyEngine(coldStores, summarization, {
+    cacheThreads: 0,
+    events: (event) => {
+      if (event.type !== "loaded") return;
+      sources[event.source]++;
+      if (event.fallback !== undefined) sources.fallback++;
+    },
   });
   try {
     for (const [i, batch] of batches.entries()) {

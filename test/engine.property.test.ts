@@ -8,48 +8,24 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type ContextEngine, createContextEngine } from "../src/engine/context-engine.js";
+import type { ContextEngine } from "../src/engine/context-engine.js";
 import { BudgetInfeasibleError, RenderValidationError } from "../src/errors/ledger-error.js";
 import type { MessageInput } from "../src/log/message.js";
 import { ThreadLog } from "../src/log/thread-log.js";
-import { type ProviderFormat, validateProviderRequest } from "../src/render/provider-rules.js";
+import { validateProviderRequest } from "../src/render/provider-rules.js";
 import { createMemoryStores } from "../src/stores/memory/memory-stores.js";
 import type { Stores } from "../src/stores/stores.js";
 import { arbitraryBatches, fcParams } from "./support/arbitrary-log.js";
-import { simpleCounter } from "./support/simple-counter.js";
+import { propertyEngine, type Turn, turnArb } from "./support/engine-turns.js";
 
 const RUNS = 300;
-const FORMATS: ReadonlyArray<ProviderFormat> = ["openai", "responses", "anthropic"];
-const counter = simpleCounter();
-
 function engineOn(
   stores: Stores,
   summarization: "inline" | "background",
   cacheThreads?: number,
 ): ContextEngine {
-  return createContextEngine({
-    stores,
-    counter,
-    budget: { contextWindow: 1_000_000 },
-    summarization,
-    ...(cacheThreads === undefined ? {} : { cacheThreads }),
-  });
+  return propertyEngine(stores, summarization, cacheThreads === undefined ? {} : { cacheThreads });
 }
-
-interface Turn {
-  readonly format: ProviderFormat;
-  /** Budget as a share of the thread's full rendered size. */
-  readonly share: number;
-}
-
-const turnArb: fc.Arbitrary<Turn> = fc.record({
-  format: fc.constantFrom(...FORMATS),
-  // Mostly budgets the thread can meet after compaction, sometimes far below what its protected part needs.
-  share: fc.oneof(
-    { weight: 1, arbitrary: fc.double({ min: 0.02, max: 0.3, noNaN: true }) },
-    { weight: 3, arbitrary: fc.double({ min: 0.3, max: 1.5, noNaN: true }) },
-  ),
-});
 
 async function checkThread(
   batches: ReadonlyArray<ReadonlyArray<MessageInput>>,

@@ -101,6 +101,17 @@ describe("projected logs", () => {
         // Rows after the checkpoint arrive as a worker reads them from the store.
         const extended = projected.appendTrusted(full.messages.slice(prefix.length));
         expectSameAnswers(full, extended, held, prefix.length);
+        // Filled in place, the id table lists every id, and the projection still answers the same.
+        const ids = extended.fullIdTable();
+        expect(Array.from({ length: full.length }, (_, seq) => ids[seq])).toEqual(
+          full.messages.map((m) => m.id),
+        );
+        expectSameAnswers(full, extended, held, prefix.length);
+        // It checkpoints the groups it holds whole exactly as the whole log does (a restored worker writes the next).
+        const whole = Array.from({ length: full.groupCount }, (_, g) => g).filter((g) =>
+          full.groupAt(g).seqs.every((seq) => seq >= prefix.length || held.has(seq)),
+        );
+        expect(extended.checkpoint(whole)).toEqual(full.checkpoint(whole));
       }),
       fcParams(300),
     );

@@ -1,5 +1,5 @@
 import { MessageNotLoadedError, VersionConflictError } from "../errors/ledger-error.js";
-import { ThreadLog } from "../log/thread-log.js";
+import type { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, nextPlan } from "../plan/compaction-plan.js";
 import type { PipelineSuccess } from "../strategies/pipeline.js";
 import { compactionTarget, type TokenBudget } from "../tokens/token-budget.js";
@@ -85,7 +85,10 @@ async function runJob(core: EngineCore, job: BackgroundJob): Promise<void> {
     if (!result.ok && result.error instanceof MessageNotLoadedError) {
       // The turn's log came from a checkpoint and the run needed more of it: run again on the whole log at the
       // same length, as a worker that had it all would have.
-      result = await core.full.run({ ...input, log: await wholeLog(core, job.threadId, job.log.length) });
+      result = await core.full.run({
+        ...input,
+        log: await core.cache.wholeLog(job.threadId, job.log.length),
+      });
     }
     reportSteps(core, "background", job.threadId, result.report);
     if (!result.ok) return discard(core, job, `the run failed: ${result.error.message}`);
@@ -104,15 +107,6 @@ async function runJob(core: EngineCore, job: BackgroundJob): Promise<void> {
   } catch (error) {
     reportError(core, "background", job.threadId, error);
   }
-}
-
-/** The first `length` stored messages of a thread as one whole log (the rows were checked when stored). */
-async function wholeLog(core: EngineCore, threadId: string, length: number): Promise<ThreadLog> {
-  const rows = await core.stores.log.read(threadId, 0, length);
-  return ThreadLog.fromTrusted(
-    threadId,
-    rows.map((row) => row.message),
-  );
 }
 
 /** Commits the run's plan if the plan it replaces is still the latest; returns whether it did. */

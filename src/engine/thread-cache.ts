@@ -74,6 +74,14 @@ export class ThreadCache {
     return { log, plan, source: warm ? "warm" : "cold", ...(previous === undefined ? {} : { previous }) };
   }
 
+  /**
+   * The thread's first `length` stored messages as one whole log, their stored token counts seeded (a background
+   * run redoing on the whole log what a checkpoint's projection could not).
+   */
+  wholeLog(threadId: string, length: number): Promise<ThreadLog> {
+    return this.#extend(ThreadLog.empty(threadId), length);
+  }
+
   /** Remembers a thread's state after an operation (most recently used last). */
   remember(threadId: string, state: ThreadState): void {
     this.#entries.delete(threadId);

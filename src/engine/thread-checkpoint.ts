@@ -6,8 +6,9 @@
  *
  * Body (`cl-checkpoint/1`), three lines of JSON: the header (the projected log's checkpoint, the plan with spans
  * as seq runs and its resolution, the digests of long summary source lists, the strategies' memos); the ids of
- * the messages not held; the plan's retired actions (those governing nothing any more). Only the header is
- * parsed on load; the other two lines only if a turn needs an id or a retired action.
+ * the messages not held; the plan's retired actions (those governing nothing any more) and the large record
+ * fields of the others. Only the header is parsed on load; the other two lines only if a turn reads an id not
+ * held, a retired action or such a field.
  */
 import { z } from "zod";
 import { LedgerError, ValidationError } from "../errors/ledger-error.js";

@@ -109,6 +109,22 @@ export function emptyHistory(): HistoryStore {
   };
 }
 
+/**
+ * Strictly ascending seqs as `[start, end)` runs in flat pairs (consecutive seqs share a run), or undefined when
+ * they do not strictly ascend.
+ */
+export function ascendingRuns(seqs: Iterable<number>): number[] | undefined {
+  const runs: number[] = [];
+  let previous = -1;
+  for (const seq of seqs) {
+    if (seq <= previous) return undefined;
+    if (seq === previous + 1 && runs.length > 0) runs[runs.length - 1] = seq + 1;
+    else runs.push(seq, seq + 1);
+    previous = seq;
+  }
+  return runs;
+}
+
 /** The number of entries of an ascending list that are below `limit`. */
 export function countBelow(sorted: ArrayLike<number>, limit: number): number {
   let lo = 0;

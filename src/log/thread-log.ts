@@ -6,6 +6,7 @@ import {
   absentIdAt,
   absentSeqOf,
   addToHistory,
+  ascendingRuns,
   branchHistory,
   countBelow,
   emptyHistory,
@@ -385,10 +386,10 @@ export class ThreadLog {
 
   /**
    * The log part of a checkpoint at this length for a projection holding the given groups (ascending indices)
-   * plus those every projection holds: pinned messages and calls still waiting for results (a later result
-   * must find its call). Undefined when it cannot be made: a projected log that does not hold all of those
-   * groups, or a history where a tool message fused two groups (its groups are recomputed from every message). The ids of the messages not held are
-   * returned beside it, in seq order.
+   * plus those every projection holds: pinned messages, calls still waiting for results (a later result must
+   * find its call) and the last message (whose hash the checkpoint carries). Undefined when it cannot be made: a projected log that does not hold all of those
+   * groups, or a history where a tool message fused two groups (its groups are recomputed from every message).
+   * The ids of the messages not held are returned beside it, in seq order.
    */
   checkpoint(
     groups: ReadonlyArray<number>,
@@ -398,16 +399,16 @@ export class ThreadLog {
     const wanted = new Set(groups);
     for (const seq of this.pinnedSeqs) wanted.add(index.indexOf(seq));
     for (const call of this.pendingCalls.values()) wanted.add(index.indexOf(call.seq));
+    // The last message too: its hash is what a reader checks the checkpoint against (and what a projection
+    // writing the next checkpoint must know).
+    wanted.add(index.indexOf(this.length - 1));
     const heldGroups = [...wanted].sort((a, b) => a - b);
     // A projected log can checkpoint the groups it holds (a worker that loaded a checkpoint writes the next).
     if (this.projected && !heldGroups.every((g) => this.#holdsGroup(index, g))) return undefined;
     const state = index.stateAt(this, heldGroups);
     const seqs = state.groups.flatMap((g) => g.group.seqs).sort((a, b) => a - b);
-    const held: number[] = [];
-    for (const seq of seqs) {
-      if (held.length > 0 && held[held.length - 1] === seq) held[held.length - 1] = seq + 1;
-      else held.push(seq, seq + 1);
-    }
+    // Whole groups never share a seq, so the sorted seqs strictly ascend.
+    const held = ascendingRuns(seqs)!;
     const absentIds: string[] = [];
     const ids = this.fullIdTable();
     forEachAbsentSeq(held, this.length, (seq) => {

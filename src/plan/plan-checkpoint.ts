@@ -177,7 +177,7 @@ export function restorePlan(
   checkpoint: PlanCheckpoint,
   log: ThreadLog,
   retired: () => ReadonlyArray<ActionCheckpoint>,
-  deferred: () => ReadonlyArray<DeferredField> = () => [],
+  deferred: () => ReadonlyArray<DeferredField>,
 ): CompactionPlan {
   const where = (field: string) => ({ threadId, field: `checkpoint.plan.${field}` });
   if (checkpoint.basedOnSeq > log.length) {

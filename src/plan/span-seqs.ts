@@ -1,3 +1,4 @@
+import { ascendingRuns } from "../log/history-store.js";
 import type { ThreadLog } from "../log/thread-log.js";
 
 /**
@@ -21,14 +22,11 @@ const runsBySpan = new WeakMap<ReadonlyArray<string>, SpanRuns>();
  * `resolveForLog`. Throws on seqs out of order or out of range: a wrong record would resolve the span wrongly.
  */
 export function spanOfSeqs(log: ThreadLog, seqs: ArrayLike<number>): string[] {
-  const runs: number[] = [];
-  let previous = -1;
-  for (let i = 0; i < seqs.length; i++) {
-    const seq = seqs[i]!;
-    if (!(seq > previous)) throw new RangeError(`span seqs must ascend (seq ${seq} after ${previous})`);
-    if (seq === previous + 1 && runs.length > 0) runs[runs.length - 1] = seq + 1;
-    else runs.push(seq, seq + 1);
-    previous = seq;
+  const list = Array.from(seqs);
+  const runs = ascendingRuns(list);
+  if (runs === undefined) {
+    const at = list.findIndex((seq, i) => !(seq > (i === 0 ? -1 : list[i - 1]!)));
+    throw new RangeError(`span seqs must ascend (seq ${list[at]} after ${at === 0 ? -1 : list[at - 1]})`);
   }
   return spanOfRuns(log, runs);
 }
@@ -86,15 +84,15 @@ export function runsOfSpan(span: ReadonlyArray<string>, log: ThreadLog): Int32Ar
   const known = recordedRuns(span, log);
   if (known !== undefined) return known;
   const table = log.idTable();
-  const runs: number[] = [];
+  const seqs: number[] = [];
   let previous = -1;
   for (let i = 0; i < span.length; i++) {
     const id = span[i]!;
     const seq = previous + 1 < log.length && table[previous + 1] === id ? previous + 1 : log.seqOf(id);
-    if (seq === undefined || seq <= previous) return undefined;
-    if (seq === previous + 1 && runs.length > 0) runs[runs.length - 1] = seq + 1;
-    else runs.push(seq, seq + 1);
+    if (seq === undefined) return undefined;
+    seqs.push(seq);
     previous = seq;
   }
-  return Int32Array.from(runs);
+  const runs = ascendingRuns(seqs);
+  return runs === undefined ? undefined : Int32Array.from(runs);
 }

@@ -3,6 +3,7 @@
  * changed: the groups it left open for a plan (those whose answer may still change as the log grows), the
  * groups appended since, and the groups that the actions added to the plan since then name.
  */
+import { ValidationError } from "../errors/ledger-error.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, parentOf } from "../plan/compaction-plan.js";
 import { decisionAt, type SeqResolution } from "../plan/resolve-for-log.js";
@@ -169,6 +170,14 @@ export class GroupSweep<T> {
    * `scanned`, which the checkpoint must therefore hold.
    */
   restore(log: ThreadLog, resolution: SeqResolution, state: SweepState<T>): void {
+    const count = log.groupCount;
+    const ordered = state.open.every((g, i) => g < count && (i === 0 || g > state.open[i - 1]!));
+    if (!ordered || state.scanned > count) {
+      throw new ValidationError("sweep state names groups the log does not have, or not ascending", {
+        threadId: log.threadId,
+        field: "checkpoint.memos",
+      });
+    }
     const lineage = lineageOf(log, resolution.plan, resolution);
     this.#memos.set(resolution.plan, { ...lineage, resolution, ...state });
   }

@@ -9,6 +9,7 @@
  */
 import { z } from "zod";
 import { ValidationError } from "../errors/ledger-error.js";
+import { ascendingRuns } from "../log/history-store.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import type { SeqResolution } from "../plan/resolve-for-log.js";
@@ -80,11 +81,12 @@ const summaryKind: MemoKind = {
   sweep: (log, key) => log.peekHistoryMemo(key) as GroupSweep<unknown> | undefined,
   encodeData: (data) => {
     const { index, seqs } = data as LastSummary;
-    const runs = runsOf(seqs);
+    const runs = ascendingRuns(seqs);
     return runs === undefined ? undefined : { index, runs };
   },
   restore: (log, resolution, key, sweep) => {
     const { index, runs } = summaryDataSchema.parse(sweep.data);
+    if (index >= resolution.plan.actions.length) throw new RangeError(`summary index ${index} past the plan`);
     const seqs: number[] = [];
     for (let r = 0; r + 1 < runs.length; r += 2) for (let q = runs[r]!; q < runs[r + 1]!; q++) seqs.push(q);
     const data: LastSummary = { index, seqs };
@@ -129,19 +131,6 @@ const KINDS: ReadonlyArray<MemoKind> = [summaryKind, windowKind, retentionKind];
 
 function kindOf(key: string): MemoKind | undefined {
   return KINDS.find((k) => key.startsWith(k.prefix));
-}
-
-/** Ascending seqs as `[start, end)` runs, or undefined when they do not ascend. */
-function runsOf(seqs: ReadonlyArray<number>): number[] | undefined {
-  const runs: number[] = [];
-  let previous = -1;
-  for (const seq of seqs) {
-    if (seq <= previous) return undefined;
-    if (seq === previous + 1 && runs.length > 0) runs[runs.length - 1] = seq + 1;
-    else runs.push(seq, seq + 1);
-    previous = seq;
-  }
-  return runs;
 }
 
 /**

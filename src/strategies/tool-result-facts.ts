@@ -6,7 +6,7 @@
 
 import { ValidationError } from "../errors/ledger-error.js";
 import { countBelow } from "../log/history-store.js";
-import type { ToolResultPart } from "../log/message.js";
+import type { Message, ToolResultPart } from "../log/message.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import { GroupSweep } from "./group-sweep.js";
 import type { PolicyResolver, ResolvedToolPolicy } from "./tool-policy.js";
@@ -91,13 +91,18 @@ export class ResultFacts {
           },
         );
       }
-      const policy = policyOf(toolName, message.meta.durability ?? log.at(callSeq)!.meta.durability);
+      const policy = facts.#policyFor(log, message, callSeq, toolName);
       const refs = bySeq.get(seq) ?? [];
       refs.push(Object.freeze({ seq, part, callSeq, toolName, policy, turn, ordinal }));
       bySeq.set(seq, refs);
     }
     for (const [seq, refs] of bySeq) facts.#bySeq.set(seq, Object.freeze(refs));
     return facts;
+  }
+
+  /** The policy in force for a result: by tool, and the durability of the result's message or else its call's. */
+  #policyFor(log: ThreadLog, message: Message, callSeq: number, toolName: string): ResolvedToolPolicy {
+    return this.policyOf(toolName, message.meta.durability ?? log.at(callSeq)!.meta.durability);
   }
 
   /** Results by tool-message seq (read only seqs below the asking value's length). */
@@ -117,7 +122,7 @@ export class ResultFacts {
         if (part.type !== "tool_result") return;
         const callSeq = callSeqs[i]!;
         const toolName = toolNameOf(log, callSeq, part.callId);
-        const policy = this.policyOf(toolName, message.meta.durability ?? log.at(callSeq)!.meta.durability);
+        const policy = this.#policyFor(log, message, callSeq, toolName);
         let seqs = this.#toolSeqs.get(toolName);
         if (seqs === undefined) {
           seqs = [];

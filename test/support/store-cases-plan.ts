@@ -346,6 +346,28 @@ function deltaCases(opener: StoreOpener, title: (t: string) => string): void {
   );
 
   it(
+    title("adopt: an equal plan object taken as the stored version; the next commit extends it as a delta"),
+    async () => {
+      const { stores, target } = await opener.fresh();
+      const chain = [richPlan("t1", 1)];
+      await stores.plans.commit(chain[0]!, 0);
+      chain.push(...(await commitChain(stores.plans, chain[0]!, 2)));
+      // Another worker holds an object equal to version 3 that no store handed out (a checkpoint restored it).
+      const other = durable ? await opener.at(target) : stores;
+      const copy = createPlan(JSON.parse(serializePlan(chain[2]!)) as CompactionPlan);
+      await other.plans.adopt!(copy);
+      const v4 = extendPlan(copy, addedBy(4), copy.basedOnSeq);
+      await other.plans.commit(v4, 3);
+      chain.push(v4);
+      await expectExact(other.plans, chain);
+      await rejection(other.plans.adopt!({ ...v4, version: 9 }), NotFoundError);
+      if (!durable) return;
+      await expectExact((await opener.at(target)).plans, chain);
+      expect(await storedKinds(target, "t1")).toEqual(["full", "delta", "delta", "delta"]);
+    },
+  );
+
+  it(
     title("a plan committed unfrozen and changed afterwards: later versions read back as committed"),
     async () => {
       const { stores, target } = await opener.fresh();
