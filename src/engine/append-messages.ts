@@ -1,7 +1,15 @@
-import { type MessageNotLoadedError, ValidationError, VersionConflictError } from "../errors/ledger-error.js";
+import { ValidationError, VersionConflictError } from "../errors/ledger-error.js";
+import { generatedId } from "../log/append-batch.js";
 import type { MessageInput } from "../log/message.js";
+import type { ThreadLog } from "../log/thread-log.js";
 import type { StoredMessage } from "../stores/log-store.js";
-import { loadThread, observed, withConflictRetries, withFullLoadFallback } from "./compaction-steps.js";
+import {
+  type LoadFallback,
+  loadThread,
+  observed,
+  withConflictRetries,
+  withFullLoadFallback,
+} from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
 
 /** What `append` wrote. */
@@ -46,11 +54,12 @@ async function appendOnce(
   threadId: string,
   messages: ReadonlyArray<MessageInput>,
   attempt: number,
-  fallback?: MessageNotLoadedError,
+  fallback?: LoadFallback,
 ): Promise<AppendResult> {
   const t0 = performance.now();
   const state = await loadThread(core, threadId, fallback);
   const from = state.log.length;
+  if (state.log.projected) await lookUpIds(core, state.log, messages);
   const log = state.log.append(messages);
   const entries: StoredMessage[] = [];
   for (let seq = from; seq < log.length; seq++) {
@@ -83,4 +92,21 @@ async function appendOnce(
     durationMs: performance.now() - t0,
   });
   return { threadId, fromSeq: from, logSeq: log.length, ids: entries.map((e) => e.message.id) };
+}
+
+/**
+ * A log restored from a checkpoint knows the ids of the messages it does not hold only from the checkpoint's
+ * tail: ask the store about the batch's ids instead (supplied ones, and the one generated for each message
+ * without), so that the append reads no tail. A generated id already taken needs the tail after all.
+ */
+async function lookUpIds(
+  core: EngineCore,
+  log: ThreadLog,
+  messages: ReadonlyArray<MessageInput>,
+): Promise<void> {
+  const ids = messages.map((m, i) => {
+    const id = (m as { id?: unknown } | null)?.id;
+    return typeof id === "string" ? id : generatedId(log.length + i);
+  });
+  log.noteStoredIds(ids, await core.stores.log.seqsOf(log.threadId, ids));
 }

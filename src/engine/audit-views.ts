@@ -36,7 +36,7 @@ export interface PlanDiffResult {
 async function logAt(core: EngineCore, threadId: string, logSeq: number | undefined): Promise<ThreadLog> {
   if (logSeq === undefined) {
     // Audits read every message: never a checkpoint's projection.
-    const state = await core.cache.load(threadId, false);
+    const state = await core.cache.load(threadId, "whole");
     requireMessages(state, threadId);
     return state.log;
   }

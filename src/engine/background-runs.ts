@@ -27,11 +27,19 @@ export interface BackgroundJob {
 export class BackgroundRuns {
   readonly #running = new Map<string, Promise<void>>();
 
-  /** Starts `run` for a thread unless one is already running for it; returns whether it started. */
-  start(threadId: string, run: () => Promise<void>): boolean {
+  /**
+   * Starts `run` for a thread unless one is already running for it; returns whether it started. The run waits
+   * for `after` (the rest of the turn that queued it, which may await a store) and then for the event loop's
+   * next check phase, so that the turn's caller has its request before the run takes the event loop.
+   */
+  start(threadId: string, run: () => Promise<void>, after: Promise<unknown> = Promise.resolve()): boolean {
     if (this.#running.has(threadId)) return false;
-    // setImmediate: the turn that queued the run returns its request before the run takes the event loop.
-    const done = new Promise<void>((resolve) => setImmediate(resolve))
+    const done = after
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
       .then(run)
       .finally(() => this.#running.delete(threadId));
     this.#running.set(threadId, done);
@@ -49,9 +57,12 @@ export class BackgroundRuns {
   }
 }
 
-/** Queues a background run for a job; returns false when one is already running for the thread. */
-export function scheduleBackground(core: EngineCore, job: BackgroundJob): boolean {
-  const started = core.jobs.start(job.threadId, () => runJob(core, job));
+/**
+ * Queues a background run for a job, to start once `after` settles; returns false when one is already running
+ * for the thread.
+ */
+export function scheduleBackground(core: EngineCore, job: BackgroundJob, after?: Promise<unknown>): boolean {
+  const started = core.jobs.start(job.threadId, () => runJob(core, job), after);
   if (started) {
     core.events.emit("background_scheduled", job.threadId, {
       basedOnVersion: job.basePlan.version,
@@ -81,21 +92,22 @@ async function runJob(core: EngineCore, job: BackgroundJob): Promise<void> {
       calibrationRatio: job.calibrationRatio,
     });
     const input = { plan: job.basePlan, counter: core.counter, budget: job.budget };
-    let result = await core.full.run({ ...input, log: job.log });
+    let ranOn = job.log;
+    let result = await core.full.run({ ...input, log: ranOn });
     if (!result.ok && result.error instanceof MessageNotLoadedError) {
       // The turn's log came from a checkpoint and the run needed more of it: run again on the whole log at the
-      // same length, as a worker that had it all would have.
-      result = await core.full.run({
-        ...input,
-        log: await core.cache.wholeLog(job.threadId, job.log.length),
-      });
+      // same length, as a worker that had it all would have. The plan too came from the checkpoint: read its
+      // tail first (the parts of the plan a turn does not read are kept there).
+      await result.error.fetch?.();
+      ranOn = await core.cache.wholeLog(job.threadId, job.log.length);
+      result = await core.full.run({ ...input, log: ranOn });
     }
     reportSteps(core, "background", job.threadId, result.report);
     if (!result.ok) return discard(core, job, `the run failed: ${result.error.message}`);
     if (!result.report.steps.some((s) => s.cost === "model" && s.outcome === "applied")) {
       return discard(core, job, "no model strategy applied anything");
     }
-    const committed = await core.locks.run(job.threadId, () => commitJob(core, job, result));
+    const committed = await core.locks.run(job.threadId, () => commitJob(core, job, result, ranOn));
     if (!committed) return;
     core.events.emit("completed", job.threadId, {
       operation: "background",
@@ -109,8 +121,16 @@ async function runJob(core: EngineCore, job: BackgroundJob): Promise<void> {
   }
 }
 
-/** Commits the run's plan if the plan it replaces is still the latest; returns whether it did. */
-async function commitJob(core: EngineCore, job: BackgroundJob, result: PipelineSuccess): Promise<boolean> {
+/**
+ * Commits the run's plan if the plan it replaces is still the latest; returns whether it did. `ranOn` is the
+ * log the run worked on (the whole log when the turn's projection was not enough): the checkpoint is made of it.
+ */
+async function commitJob(
+  core: EngineCore,
+  job: BackgroundJob,
+  result: PipelineSuccess,
+  ranOn: ThreadLog,
+): Promise<boolean> {
   const latest = await latestVersion(core.stores.plans, job.threadId);
   if (latest !== job.replaces.version) {
     discard(core, job, `plan v${job.replaces.version} is no longer the latest (now v${latest})`);
@@ -129,6 +149,6 @@ async function commitJob(core: EngineCore, job: BackgroundJob, result: PipelineS
   const cached = core.cache.peek(job.threadId);
   if (cached !== undefined && cached.plan === job.replaces)
     core.cache.remember(job.threadId, { ...cached, plan });
-  core.checkpoints.schedule(job.log, plan);
+  core.checkpoints.schedule(ranOn, plan);
   return true;
 }

@@ -10,14 +10,21 @@ import type { EngineCore } from "./engine-core.js";
 import { ACTION_EVENT, type EngineOperation } from "./engine-events.js";
 import type { LoadedThread } from "./thread-cache.js";
 
+/** Why an operation runs again and what it loads: the checkpoint with its tail, or the whole log. */
+export interface LoadFallback {
+  readonly from: "checkpoint+tail" | "whole";
+  /** The message of the `MessageNotLoadedError` the run before threw. */
+  readonly reason: string;
+}
+
 /** Loads a thread through the cache and reports where it came from. */
 export async function loadThread(
   core: EngineCore,
   threadId: string,
-  fallback?: MessageNotLoadedError,
+  fallback?: LoadFallback,
 ): Promise<LoadedThread> {
   const t0 = performance.now();
-  const state = await core.cache.load(threadId, fallback === undefined);
+  const state = await core.cache.load(threadId, fallback?.from ?? "checkpoint");
   if (state.checkpointLength !== undefined) {
     core.checkpoints.loaded(threadId, state.plan.version, state.checkpointLength);
   }
@@ -26,27 +33,33 @@ export async function loadThread(
     messages: state.log.length,
     planVersion: state.plan.version,
     durationMs: performance.now() - t0,
-    ...(fallback === undefined ? {} : { fallback: fallback.message }),
+    ...(fallback === undefined ? {} : { fallback: fallback.reason }),
   });
   return state;
 }
 
 /**
- * Runs an operation on the thread as loaded (possibly from a checkpoint) and, when it needs a message the
- * checkpoint did not hold, once more on the whole stored log. Nothing was committed by the first run: every
- * read of the log happens before a commit.
+ * Runs an operation on the thread as loaded (possibly from a checkpoint) and, when it needs what the
+ * checkpoint did not hold, again: on the checkpoint read with its tail when that was all it lacked (the error
+ * carries `fetch`), and on the whole stored log when that is not enough either or a message was missing. Nothing
+ * was committed by a run that threw: every read of the log happens before a commit.
  */
 export async function withFullLoadFallback<T>(
   core: EngineCore,
   threadId: string,
-  run: (fallback?: MessageNotLoadedError) => Promise<T>,
+  run: (fallback?: LoadFallback) => Promise<T>,
 ): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    if (!(error instanceof MessageNotLoadedError)) throw error;
-    core.cache.forget(threadId);
-    return run(error);
+  let fallback: LoadFallback | undefined;
+  for (;;) {
+    try {
+      return await run(fallback);
+    } catch (error) {
+      if (!(error instanceof MessageNotLoadedError) || fallback?.from === "whole") throw error;
+      core.cache.forget(threadId);
+      // A second miss (even one the tail would answer: it has been read once) means the whole log.
+      const from = fallback === undefined && error.fetch !== undefined ? "checkpoint+tail" : "whole";
+      fallback = { from, reason: error.message };
+    }
   }
 }
 

@@ -3,6 +3,7 @@ import type { PipelineReport } from "../strategies/pipeline-report.js";
 import { compactionTarget, type TokenBudget } from "../tokens/token-budget.js";
 import {
   commitPlan,
+  type LoadFallback,
   loadThread,
   observed,
   reportError,
@@ -75,7 +76,7 @@ async function compactOnce(
   budget: TokenBudget,
   signal: AbortSignal | undefined,
   attempt: number,
-  fallback?: MessageNotLoadedError,
+  fallback?: LoadFallback,
 ): Promise<CompactResult> {
   const state = await loadThread(core, threadId, fallback);
   requireMessages(state, threadId);

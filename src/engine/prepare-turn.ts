@@ -1,4 +1,3 @@
-import type { MessageNotLoadedError } from "../errors/ledger-error.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import {
   assertValid,
@@ -14,6 +13,7 @@ import { type Calibration, calibratedBudget } from "./calibration.js";
 import { appliedRefs, saveTurnInputs } from "./call-record.js";
 import {
   commitPlan,
+  type LoadFallback,
   loadThread,
   observed,
   reportSteps,
@@ -63,7 +63,7 @@ async function runTurn<F extends ProviderFormat>(
   input: TurnInput<F>,
   started: number,
   attempt: number,
-  fallback: MessageNotLoadedError | undefined,
+  fallback: LoadFallback | undefined,
 ): Promise<PreparedTurn<F>> {
   const state = await loadThread(core, threadId, fallback);
   requireMessages(state, threadId);
@@ -78,26 +78,34 @@ async function runTurn<F extends ProviderFormat>(
   assertValid(input.format, request);
   const figures = { tokensBefore: result.report.tokensBefore, tokensAfter: result.report.tokensAfter };
   if (result.changed) await commitPlan(core, "prepareTurn", state.plan, result.plan, figures, attempt);
-  const scheduled =
-    core.background &&
-    result.report.triggered &&
-    scheduleBackground(core, {
-      threadId,
-      log: state.log,
-      basePlan: state.plan,
-      replaces: result.plan,
-      budget,
-      tokensAfter: result.report.tokensAfter,
-      calibrationRatio: calibration.ratio,
-    });
-  return finishTurn(core, state, input, request, {
-    result,
-    calibration,
-    budget,
-    scheduled,
-    started,
-    conflicts: attempt - 1,
+  // A background run starts only once the turn is finished (its call recorded): with a store that answers
+  // asynchronously, a run started earlier would take the event loop while the turn waits for that answer.
+  let finished!: () => void;
+  const turnDone = new Promise<void>((resolve) => {
+    finished = resolve;
   });
+  const job = {
+    threadId,
+    log: state.log,
+    basePlan: state.plan,
+    replaces: result.plan,
+    budget,
+    tokensAfter: result.report.tokensAfter,
+    calibrationRatio: calibration.ratio,
+  };
+  const scheduled = core.background && result.report.triggered && scheduleBackground(core, job, turnDone);
+  try {
+    return await finishTurn(core, state, input, request, {
+      result,
+      calibration,
+      budget,
+      scheduled,
+      started,
+      conflicts: attempt - 1,
+    });
+  } finally {
+    finished();
+  }
 }
 
 /** Announces the check and runs the turn's pipeline (free strategies, or all of them when inline). */

@@ -26,6 +26,12 @@ export interface LoadedThread extends ThreadState {
   readonly checkpointLength?: number;
 }
 
+/**
+ * Where a load without a cached state may start: the newest checkpoint (its tail read when first asked for),
+ * the newest checkpoint with its tail read at once, or the whole stored log.
+ */
+export type LoadFrom = "checkpoint" | "checkpoint+tail" | "whole";
+
 /** The append input that rebuilds a stored message (seq and hash are derived again). */
 export function inputOf(message: Message): MessageInput {
   return { id: message.id, role: message.role, parts: message.parts, meta: message.meta };
@@ -47,19 +53,21 @@ export class ThreadCache {
   ) {}
 
   /**
-   * The thread's current log and latest plan. Without a cached state, `checkpoints` (default true) lets it start
+   * The thread's current log and latest plan. Without a cached state, `from` (default "checkpoint") lets it start
    * from the newest checkpoint of the latest plan version: a log holding only what can render (a turn that needs
-   * more throws `MessageNotLoadedError`, and the caller loads again with `checkpoints` false). With `checkpoints`
-   * false the log is always whole (a cached projection is not used).
+   * more throws `MessageNotLoadedError`, and the caller loads again with the tail or the whole log). With
+   * "whole" the log is always whole (a cached projection is not used).
    */
-  async load(threadId: string, checkpoints = true): Promise<LoadedThread> {
+  async load(threadId: string, from: LoadFrom = "checkpoint"): Promise<LoadedThread> {
     const version = await latestVersion(this.stores.plans, threadId);
     const length = await this.stores.log.length(threadId);
     const entry = this.#entries.get(threadId);
+    const checkpoints = from !== "whole";
     const cached = checkpoints || entry?.log.projected === false ? entry : undefined;
     const warm = cached !== undefined && cached.log.length <= length;
     if (!warm && checkpoints) {
-      const restored = await loadCheckpointed(this.stores, this.counter, threadId, version, length);
+      const withTail = from === "checkpoint+tail";
+      const restored = await loadCheckpointed(this.stores, this.counter, threadId, version, length, withTail);
       if (restored !== undefined) {
         // The plan store learns the restored version as if it had read it, so the next commit is a delta.
         await this.stores.plans.adopt?.(restored.plan);

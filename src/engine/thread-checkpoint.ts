@@ -4,14 +4,16 @@
  * not the whole log. A checkpoint only ever saves work: anything wrong with one (missing, another format, a
  * body that does not fit the stored log) means a full load, and replay and audit never read them.
  *
- * Body (`cl-checkpoint/1`), three lines of JSON: the header (the projected log's checkpoint, the plan with spans
- * as seq runs and its resolution, the digests of long summary source lists, the strategies' memos); the ids of
- * the messages not held; the plan's retired actions (those governing nothing any more) and the large record
- * fields of the others. Only the header is parsed on load; the other two lines only if a turn reads an id not
- * held, a retired action or such a field.
+ * Format `cl-checkpoint/2`. The body is one line of JSON, the header: the projected log's checkpoint, the plan
+ * with spans as seq runs and its resolution, the digests of long summary source lists, the strategies' memos.
+ * The tail, stored beside it and read only when asked for, is two lines of JSON: the ids of the messages not
+ * held; the plan's retired actions (those governing nothing any more), the large record fields and the long
+ * run lists of the others. A turn that reads an id not held, a retired action or such a field throws a
+ * `MessageNotLoadedError` carrying `fetch`, and the engine runs it again on a checkpoint read with its tail; a
+ * checkpoint written from a restored thread reads the tail first (it carries those parts forward).
  */
 import { z } from "zod";
-import { LedgerError, ValidationError } from "../errors/ledger-error.js";
+import { LedgerError, MessageNotLoadedError, ValidationError } from "../errors/ledger-error.js";
 import type { Message } from "../log/message.js";
 import { type LogCheckpoint, ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
@@ -24,7 +26,7 @@ import {
 import { resolveForLog } from "../plan/resolve-for-log.js";
 import { hashedAsDigest, sourcesDigest } from "../render/prompt-hash.js";
 import { governedIds, seedSpanSources, spanSources } from "../render/span-sources.js";
-import type { ThreadCheckpoint } from "../stores/checkpoint-store.js";
+import type { CheckpointStore, ThreadCheckpoint } from "../stores/checkpoint-store.js";
 import type { StoredMessage } from "../stores/log-store.js";
 import type { Stores } from "../stores/stores.js";
 import {
@@ -37,7 +39,7 @@ import {
 import type { StoredCounter } from "./stored-counter.js";
 
 /** The body format this module writes and reads. */
-export const CHECKPOINT_FORMAT = "cl-checkpoint/1";
+export const CHECKPOINT_FORMAT = "cl-checkpoint/2";
 
 /** The source list of a summary or pointer in force: its count, and its digest or (short lists) its ids. */
 interface SourcesCheckpoint {
@@ -55,7 +57,11 @@ interface CheckpointHeader {
 }
 
 const count = z.number().int().nonnegative();
-const seqs = z.array(count);
+// Seq lists may hold tens of thousands of numbers: one loop checks them (a schema per element costs ~10×).
+const seqs = z.custom<number[]>(
+  (value) => Array.isArray(value) && value.every((n) => Number.isSafeInteger(n) && n >= 0),
+  "expected an array of integers ≥ 0",
+);
 const logSchema = z.strictObject({
   threadId: z.string().min(1),
   length: z.number().int().positive(),
@@ -84,9 +90,10 @@ const actionSchema = z.strictObject({
   record: z.looseObject({ kind: z.string() }),
   strategy: z.string(),
   reason: z.string(),
-  runs: seqs,
+  runs: z.union([seqs, z.strictObject({ $deferred: count })]),
   first: z.string().nullable(),
 });
+const absentSchema = z.array(z.string());
 const lazySchema = z.strictObject({
   retired: z.array(actionSchema),
   deferred: z.array(z.strictObject({ action: count, field: z.string(), value: z.unknown() })),
@@ -118,6 +125,9 @@ const headerSchema = z.strictObject({
  */
 export function makeCheckpoint(log: ThreadLog, plan: CompactionPlan): ThreadCheckpoint | undefined {
   if (plan.version < 1 || log.length === 0) return undefined;
+  // A restored log's ids not held (and its plan's retired parts) come from the tail of the checkpoint it was
+  // restored from: ask for them before anything else, so that a tail not read yet throws before any work.
+  if (log.projected) log.fullIdTable();
   const planned = planCheckpoint(plan, log);
   if (planned === undefined) return undefined;
   const planPart = planned.plan;
@@ -153,7 +163,8 @@ export function makeCheckpoint(log: ThreadLog, plan: CompactionPlan): ThreadChec
     planVersion: plan.version,
     logLength: log.length,
     format: CHECKPOINT_FORMAT,
-    body: `${JSON.stringify(header)}\n${JSON.stringify(made.absentIds)}\n${JSON.stringify({ retired: planned.retired, deferred: planned.deferred })}`,
+    body: JSON.stringify(header),
+    tail: `${JSON.stringify(made.absentIds)}\n${JSON.stringify({ retired: planned.retired, deferred: planned.deferred })}`,
   };
 }
 
@@ -180,9 +191,63 @@ export interface RestoredThread {
 }
 
 /**
+ * A restored checkpoint's tail, read from the store the first time something asks for it. Before then, `text`
+ * throws `MessageNotLoadedError` whose `fetch` reads it (none once the store no longer holds it: a full load).
+ */
+class CheckpointTail {
+  #text: string | undefined;
+  #gone = false;
+
+  constructor(
+    private readonly checkpoints: CheckpointStore,
+    private readonly key: ThreadCheckpoint,
+  ) {}
+
+  /** Line `line` (0: absent ids, 1: retired actions and deferred fields) of the tail. */
+  line(line: 0 | 1): string {
+    if (this.#text === undefined) {
+      const fetch = this.#gone ? undefined : () => this.load();
+      throw new MessageNotLoadedError(
+        "the checkpoint's tail (ids of messages not held, retired actions, long fields)",
+        { threadId: this.key.threadId },
+        undefined,
+        fetch,
+      );
+    }
+    const newline = this.#text.indexOf("\n");
+    if (newline < 0) throw new ValidationError("checkpoint tail has no second line", this.#where());
+    return line === 0 ? this.#text.slice(0, newline) : this.#text.slice(newline + 1);
+  }
+
+  /** Reads the tail (once; nothing when already read or gone). */
+  async load(): Promise<void> {
+    if (this.#text !== undefined || this.#gone) return;
+    const { threadId, planVersion, logLength } = this.key;
+    const text = await this.checkpoints.tail(threadId, planVersion, logLength);
+    if (text === undefined) this.#gone = true;
+    else this.#text = text;
+  }
+
+  /** Parses line `line` with `schema`, or throws `ValidationError` naming the checkpoint's tail. */
+  parse<T>(line: 0 | 1, schema: z.ZodType<T>): T {
+    const text = this.line(line);
+    try {
+      return schema.parse(JSON.parse(text));
+    } catch (error) {
+      throw new ValidationError(`checkpoint tail unreadable: ${(error as Error).message}`, this.#where());
+    }
+  }
+
+  #where() {
+    return { threadId: this.key.threadId, field: "checkpoint.tail" };
+  }
+}
+
+/**
  * Loads a thread from its newest checkpoint of plan version `version` at most `length` messages long, plus the
  * rows appended after it; undefined when there is no usable checkpoint (none, another format, or a body that
- * does not fit the stored log — a full load then does the work). Store errors propagate.
+ * does not fit the stored log — a full load then does the work). The checkpoint's tail is read when first asked
+ * for, or at once with `withTail`. Store errors propagate.
  */
 export async function loadCheckpointed(
   stores: Stores,
@@ -190,14 +255,14 @@ export async function loadCheckpointed(
   threadId: string,
   version: number,
   length: number,
+  withTail = false,
 ): Promise<RestoredThread | undefined> {
   if (stores.checkpoints === undefined || version < 1 || length < 1) return undefined;
   const stored = await stores.checkpoints.latest(threadId, version, length);
   if (stored === undefined || stored.format !== CHECKPOINT_FORMAT) return undefined;
-  const newline = stored.body.indexOf("\n");
   let header: CheckpointHeader;
   try {
-    header = headerSchema.parse(JSON.parse(stored.body.slice(0, newline))) as CheckpointHeader;
+    header = headerSchema.parse(JSON.parse(stored.body)) as CheckpointHeader;
   } catch {
     return undefined;
   }
@@ -219,27 +284,18 @@ export async function loadCheckpointed(
       : (await stores.log.read(threadId, cp.length - 1, cp.length))[0]?.message;
   if (lastRow?.hash !== cp.lastHash) return undefined;
   for (const row of rows) seedCount(counter, row);
+  const tail = new CheckpointTail(stores.checkpoints, stored);
+  if (withTail) await tail.load();
   try {
-    const second = stored.body.indexOf("\n", newline + 1);
-    if (second < 0) return undefined;
-    const absent = stored.body.slice(newline + 1, second);
-    const retired = stored.body.slice(second + 1);
     const at = ThreadLog.restore(
       cp,
       heldRows.map((r) => r.message),
-      () => JSON.parse(absent) as string[],
+      () => tail.parse(0, absentSchema),
     );
     let lazy: z.infer<typeof lazySchema> | undefined;
     const lazyPart = (): z.infer<typeof lazySchema> => {
-      try {
-        lazy ??= lazySchema.parse(JSON.parse(retired));
-        return lazy;
-      } catch (error) {
-        throw new ValidationError(`retired actions unreadable: ${(error as Error).message}`, {
-          threadId,
-          field: "checkpoint.retired",
-        });
-      }
+      lazy ??= tail.parse(1, lazySchema);
+      return lazy;
     };
     const plan = restorePlan(
       threadId,
@@ -329,7 +385,16 @@ export class CheckpointWriter {
     const current = this.current(log.threadId);
     if (current !== undefined && current.plan.version > plan.version) return;
     const source = current?.plan === plan && current.log.extends(log) ? current.log : log;
-    const checkpoint = makeCheckpoint(source, plan);
+    let checkpoint: ThreadCheckpoint | undefined;
+    try {
+      checkpoint = makeCheckpoint(source, plan);
+    } catch (error) {
+      // A restored thread carries its checkpoint's tail forward: read it, then write (makeCheckpoint asks for
+      // the tail before any other work, so the first attempt left nothing half done).
+      if (!(error instanceof MessageNotLoadedError) || error.fetch === undefined) throw error;
+      await error.fetch();
+      checkpoint = makeCheckpoint(source, plan);
+    }
     if (checkpoint !== undefined) await this.stores.checkpoints!.put(checkpoint);
   }
 

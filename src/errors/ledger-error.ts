@@ -169,20 +169,27 @@ export class NotFoundError extends LedgerError {
 
 /**
  * A projected log (one restored from a thread checkpoint, holding only the messages its plan can render) was
- * asked for a message it does not hold. The engine answers it by loading the whole thread; elsewhere it means
- * the caller read more than the projection was made for.
+ * asked for a message it does not hold, or for the checkpoint's tail before it was read. The engine answers it
+ * by loading again (with the tail, or the whole thread); elsewhere it means the caller read more than the
+ * projection was made for.
  */
 export class MessageNotLoadedError extends LedgerError {
   /** The seq asked for, when the question named one. */
   readonly seq: number | undefined;
+  /**
+   * Set when what was missing is the checkpoint's tail and the store may still hold it: awaiting it reads the
+   * tail into the projection that threw, so that the same question then has its answer.
+   */
+  readonly fetch: (() => Promise<void>) | undefined;
 
   /** `subject` says what was asked for, e.g. "message at seq 12" or "group 7". */
-  constructor(subject: string, where: ErrorLocation = {}, seq?: number) {
+  constructor(subject: string, where: ErrorLocation = {}, seq?: number, fetch?: () => Promise<void>) {
     super(
       "NOT_LOADED",
       `${subject} is not loaded: this log was projected from a checkpoint and holds only what its plan can render`,
       where,
     );
     this.seq = seq;
+    this.fetch = fetch;
   }
 }

@@ -138,13 +138,21 @@ function checkParts(
   return callSeqByPart;
 }
 
+/**
+ * The id an append gives a message without one at `seq`, unless the thread or batch has it already (then a
+ * suffix is added): what a caller can look up in a store ahead of the append.
+ */
+export function generatedId(seq: number): string {
+  return `msg-${seq}`;
+}
+
 function generateId(
   log: BatchTarget,
   seq: number,
   batchIds: ReadonlySet<string>,
   supplied: ReadonlySet<string>,
 ): string {
-  let id = `msg-${seq}`;
+  let id = generatedId(seq);
   for (let n = 1; log.seqOf(id) !== undefined || batchIds.has(id) || supplied.has(id); n++)
     id = `msg-${seq}-${n}`;
   return id;

@@ -50,6 +50,8 @@ export interface Projection {
   readonly held: ReadonlyArray<number>;
   /** Seq of every id not held, built from `absentIds` when first asked. */
   absentSeqById?: Map<string, number>;
+  /** Answers the store gave for ids asked before `absentIds` was decoded (undefined: not an id not held). */
+  stored?: Map<string, number | undefined>;
   /** True once the history's id table holds the absent ids too (see `ThreadLog.fullIdTable`). */
   idsFilled?: boolean;
 }
@@ -57,6 +59,7 @@ export interface Projection {
 /** The seq of an id the projection does not hold, or undefined (decodes the absent ids once). */
 export function absentSeqOf(projection: Projection, id: string): number | undefined {
   if (projection.absentSeqById === undefined) {
+    if (projection.stored?.has(id)) return projection.stored.get(id);
     const ids = projection.absentIds();
     const map = new Map<string, number>();
     let i = 0;

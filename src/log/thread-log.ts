@@ -155,6 +155,22 @@ export class ThreadLog {
     return seq !== undefined && seq < this.length;
   }
 
+  /**
+   * Tells a projected log what its store answered for some ids (`found`, as `LogStore.seqsOf` gives it: the ids
+   * of `asked` it lacks are in no stored message), so that `seqOf` answers those without decoding the ids of
+   * the messages it does not hold (an append checks its new ids that way). Nothing changes for a whole log.
+   */
+  noteStoredIds(asked: Iterable<string>, found: ReadonlyMap<string, number>): void {
+    const projection = this.#store.projection;
+    if (projection === undefined) return;
+    const known = (projection.stored ??= new Map());
+    for (const id of asked) {
+      const seq = found.get(id);
+      // Only a seq below the floor can be one not held; one at or past it is held, or past this log value.
+      known.set(id, seq !== undefined && seq < projection.floor ? seq : undefined);
+    }
+  }
+
   /** The id of the message at a seq (also for a message a projected log does not hold), or undefined. */
   idAt(seq: number): string | undefined {
     if (seq < 0 || seq >= this.length) return undefined;

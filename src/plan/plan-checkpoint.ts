@@ -13,13 +13,22 @@ import { resolveForLog, seedResolution } from "./resolve-for-log.js";
 import { runsOfSpan, spanOfRuns } from "./span-seqs.js";
 import { trustValid, validatePlan } from "./validate-plan.js";
 
-/** One action with its span as ascending seq runs (flat `[start, end)` pairs). */
+/** Marks a value kept out of the header (`DeferredField` number `$deferred`). */
+export interface DeferredMarker {
+  readonly $deferred: number;
+}
+
+/**
+ * One action with its span as ascending seq runs (flat `[start, end)` pairs), or, for a long run list, the
+ * marker of the deferred field (`$runs`) holding them: only a span read needs them, and a span read needs the
+ * ids of messages not held, which travel beside the deferred fields anyway.
+ */
 export interface ActionCheckpoint {
   readonly kind: ActionKind;
   readonly record: ActionRecord;
   readonly strategy: string;
   readonly reason: string;
-  readonly runs: ReadonlyArray<number>;
+  readonly runs: ReadonlyArray<number> | DeferredMarker;
   /** The span's first id (what audit records name a span by), or null for an empty span. */
   readonly first: string | null;
 }
@@ -80,6 +89,9 @@ export function planCheckpoint(
     if (resolution.governed[index] === 0) {
       actions.push({ kind: action.kind, retired: retired.length });
       retired.push(full);
+    } else if (runs.length > DEFERRED_RUNS) {
+      actions.push({ ...full, runs: { [DEFERRED_KEY]: deferred.length } });
+      deferred.push({ action: index, field: RUNS_FIELD, value: full.runs });
     } else actions.push(full);
   }
   const governedRuns: number[] = [];
@@ -113,6 +125,12 @@ export interface DeferredField {
 
 /** Record fields whose JSON is longer than this travel as deferred fields. */
 const DEFERRED_CHARS = 1024;
+
+/** Run lists longer than this (numbers, two a run) travel as a deferred field named `RUNS_FIELD`. */
+const DEFERRED_RUNS = 256;
+
+/** The deferred field holding an action's runs (found by its index; the name checks it is the entry meant). */
+const RUNS_FIELD = "$runs";
 
 /** Marks a record field kept out of the header: `{ "$deferred": index }`. */
 const DEFERRED_KEY = "$deferred";
@@ -248,12 +266,23 @@ function restoredAction(
   const fields = (): ActionCheckpoint => {
     if (checked === undefined) {
       const a = entry();
-      checkRuns(a.runs, limit, where);
+      if (Array.isArray(a.runs)) checkRuns(a.runs, limit, where);
       if (a.record?.kind !== kind)
         throw new ValidationError("record does not match the action's kind", where);
       checked = { ...a, record: restoredRecord(a.record, deferred, where) };
     }
     return checked;
+  };
+  const runsOf = (): ReadonlyArray<number> => {
+    const runs = fields().runs;
+    if (Array.isArray(runs)) return runs;
+    const marker = (runs as DeferredMarker)[DEFERRED_KEY];
+    const found = deferred()[marker];
+    if (found?.field !== RUNS_FIELD || !Array.isArray(found.value)) {
+      throw new ValidationError("deferred runs missing", where);
+    }
+    checkRuns(found.value as ReadonlyArray<number>, limit, where);
+    return found.value as ReadonlyArray<number>;
   };
   let span: ReadonlyArray<string> | undefined;
   const action = {} as PlanAction;
@@ -263,7 +292,7 @@ function restoredAction(
     span: {
       enumerable: true,
       get: () => {
-        span ??= Object.freeze(spanOfRuns(log, fields().runs));
+        span ??= Object.freeze(spanOfRuns(log, runsOf()));
         return span;
       },
     },

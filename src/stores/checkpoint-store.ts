@@ -20,8 +20,14 @@ export interface ThreadCheckpoint {
   readonly logLength: number;
   /** What `body` is encoded as (e.g. `cl-checkpoint/1`); a reader skips formats it does not know. */
   readonly format: string;
-  /** The encoded checkpoint (opaque to the store; may be megabytes). */
+  /** The encoded checkpoint, or the part of it every reader needs (opaque to the store). */
   readonly body: string;
+  /**
+   * The part a reader needs only now and then (opaque to the store; may be megabytes), read with
+   * `CheckpointStore.tail`. Absent means empty. `latest` never returns it: a worker restoring a thread reads
+   * the body alone, and the tail only if an operation asks for what it holds.
+   */
+  readonly tail?: string;
 }
 
 /**
@@ -46,6 +52,12 @@ export interface CheckpointStore {
    * integer ≥ 1.
    */
   latest(threadId: string, planVersion: number, maxLogLength: number): Promise<ThreadCheckpoint | undefined>;
+  /**
+   * The tail of exactly this checkpoint ("" when it was put without one), or undefined when it is not stored
+   * (never written, or trimmed since `latest` named it). Validates its arguments like `latest`, the length as
+   * `logLength`.
+   */
+  tail(threadId: string, planVersion: number, logLength: number): Promise<string | undefined>;
 }
 
 /** How many checkpoints each backend keeps per thread. */
@@ -55,10 +67,14 @@ export const CHECKPOINTS_KEPT = 3;
 export const CHECKPOINT_FORMAT_MAX = 64;
 
 /**
- * Validates a checkpoint before any backend writes it and returns a frozen copy of its five fields (a caller's
- * object may carry more, and may change after the put). Throws `ValidationError` naming the field.
+ * Validates a checkpoint before any backend writes it and returns a frozen copy of its five fields without the
+ * tail (what `latest` hands out; a caller's object may carry more, and may change after the put) and the tail
+ * ("" when absent). Throws `ValidationError` naming the field.
  */
-export function checkCheckpoint(checkpoint: ThreadCheckpoint): ThreadCheckpoint {
+export function checkCheckpoint(checkpoint: ThreadCheckpoint): {
+  readonly head: ThreadCheckpoint;
+  readonly tail: string;
+} {
   const threadId = checkpoint?.threadId;
   checkThreadId(threadId);
   const { planVersion, logLength, format, body } = checkpoint;
@@ -70,20 +86,34 @@ export function checkCheckpoint(checkpoint: ThreadCheckpoint): ThreadCheckpoint 
       { threadId, field: "format" },
     );
   }
-  if (typeof body !== "string") {
-    throw new ValidationError(`checkpoint body must be a string, got ${shown(body)}`, {
-      threadId,
-      field: "body",
-    });
+  const tail = checkpoint.tail === undefined ? "" : checkpoint.tail;
+  for (const [field, value] of [
+    ["body", body],
+    ["tail", tail],
+  ] as const) {
+    if (typeof value !== "string") {
+      throw new ValidationError(`checkpoint ${field} must be a string, got ${shown(value)}`, {
+        threadId,
+        field,
+      });
+    }
   }
-  return Object.freeze({ threadId, planVersion, logLength, format, body });
+  return { head: Object.freeze({ threadId, planVersion, logLength, format, body }), tail };
 }
 
-/** Validates the arguments of `latest` the way `put` validates a key (`maxLogLength` ≥ 1 like `logLength`). */
-export function checkLatestArguments(threadId: string, planVersion: number, maxLogLength: number): void {
+/**
+ * Validates the arguments of `latest` (`length` is "maxLogLength") or `tail` ("logLength") the way `put`
+ * validates a key.
+ */
+export function checkLatestArguments(
+  threadId: string,
+  planVersion: number,
+  length: number,
+  lengthField: "maxLogLength" | "logLength" = "maxLogLength",
+): void {
   checkThreadId(threadId);
   checkCount(threadId, planVersion, "planVersion");
-  checkCount(threadId, maxLogLength, "maxLogLength");
+  checkCount(threadId, length, lengthField);
 }
 
 /**
@@ -108,9 +138,20 @@ export function checkpointFromRow(
   return Object.freeze({ threadId, planVersion, logLength, format: checked, body });
 }
 
-/** The body as its database column holds it (see `checkpointFromRow`). */
-export function checkpointBodyColumn(checkpoint: ThreadCheckpoint): string {
-  return JSON.stringify(checkpoint.body);
+/** A body or tail as its database column holds it (see `checkpointFromRow`). */
+export function checkpointTextColumn(text: string): string {
+  return JSON.stringify(text);
+}
+
+/** Validates a tail column read back from a database (a JSON string, like the body). */
+export function checkpointTailFromColumn(
+  threadId: string,
+  planVersion: number,
+  logLength: number,
+  tailJson: unknown,
+): string {
+  const what = `tail of checkpoint (plan version ${planVersion}, log length ${logLength})`;
+  return parseRow(z.string(), tailJson, { what, threadId });
 }
 
 /**

@@ -1,7 +1,14 @@
 import { ValidationError, VersionConflictError } from "../errors/ledger-error.js";
 import { deepFreeze } from "../log/deep-freeze.js";
 import type { Message } from "../log/message.js";
-import { checkValue, parseRow, storedMessageSchema, tokenCountsSchema } from "./store-row-schemas.js";
+import {
+  checkValue,
+  isStoredMessage,
+  isTokenCounts,
+  parseRow,
+  storedMessageSchema,
+  tokenCountsSchema,
+} from "./store-row-schemas.js";
 
 /** Token counts of one message, keyed by counter id (`MessageCounter.id`). */
 export type TokenCounts = Readonly<Record<string, number>>;
@@ -158,11 +165,9 @@ export function normalizeRanges(threadId: string, ranges: ReadonlyArray<SeqRange
 
 /** Validates a message row read back from a database and returns it frozen with its counts. */
 export function storedFromRow(threadId: string, body: unknown, tokens: unknown): StoredMessage {
-  const message = parseRow(storedMessageSchema, body, { what: "stored message row", threadId }) as Message;
-  const counts = parseRow(tokenCountsSchema, tokens, {
-    what: "token counts row",
-    threadId,
-    messageId: message.id,
-  });
+  const source = { what: "stored message row", threadId };
+  const message = parseRow(storedMessageSchema, body, source, isStoredMessage) as Message;
+  const where = { what: "token counts row", threadId, messageId: message.id };
+  const counts = parseRow(tokenCountsSchema, tokens, where, isTokenCounts);
   return Object.freeze({ message: deepFreeze(message), tokens: Object.freeze(counts) });
 }

@@ -7,7 +7,6 @@
  * know is left out: the strategy then sweeps in full, and the engine answers its `MessageNotLoadedError` with a
  * full load.
  */
-import { z } from "zod";
 import { ValidationError } from "../errors/ledger-error.js";
 import { ascendingRuns } from "../log/history-store.js";
 import type { ThreadLog } from "../log/thread-log.js";
@@ -50,27 +49,67 @@ interface MemoKind {
   ): void;
 }
 
-const openSchema = z.array(z.number().int().nonnegative());
-const sweepSchema = z.strictObject({
-  open: openSchema,
-  scanned: z.number().int().nonnegative(),
-  data: z.unknown(),
-});
-const summaryDataSchema = z.strictObject({ index: z.number().int().min(-1), runs: openSchema });
-const factsSchema = z.strictObject({
-  length: z.number().int().nonnegative(),
-  counts: z.array(z.tuple([z.string(), z.number().int().nonnegative()])),
-  results: z.array(
-    z.tuple([
-      z.number().int().nonnegative(),
-      z.number().int().nonnegative(),
-      z.number().int().nonnegative(),
-      z.string(),
-      z.number().int().nonnegative(),
-      z.number().int().nonnegative(),
-    ]),
-  ),
-});
+// A checkpoint's memos are checked by hand, not by schema: a retention memo lists every held result, and a
+// schema per number costs a restore more than the rest of it. Each check throws RangeError naming what is wrong
+// (restoreMemos turns it into a ValidationError naming the memo).
+
+function isCount(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
+}
+
+function counts(value: unknown, what: string): ReadonlyArray<number> {
+  if (!Array.isArray(value) || !value.every(isCount)) throw new RangeError(`${what} must be integers ≥ 0`);
+  return value;
+}
+
+function record(value: unknown, keys: ReadonlyArray<string>, what: string): Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new RangeError(`${what} must be an object`);
+  }
+  const extra = Object.keys(value).find((k) => !keys.includes(k));
+  if (extra !== undefined) throw new RangeError(`${what} has an unknown field ${JSON.stringify(extra)}`);
+  return value as Record<string, unknown>;
+}
+
+function sweepOf(value: unknown): SweepState<unknown> {
+  const sweep = record(value, ["open", "scanned", "data"], "sweep");
+  if (!isCount(sweep.scanned)) throw new RangeError("sweep.scanned must be an integer ≥ 0");
+  return { open: counts(sweep.open, "sweep.open"), scanned: sweep.scanned, data: sweep.data };
+}
+
+function summaryDataOf(value: unknown): { index: number; runs: ReadonlyArray<number> } {
+  const data = record(value, ["index", "runs"], "summary data");
+  const index = data.index;
+  if (!Number.isSafeInteger(index) || (index as number) < -1)
+    throw new RangeError("summary index must be ≥ -1");
+  return { index: index as number, runs: counts(data.runs, "summary runs") };
+}
+
+function factsOf(value: unknown): ResultFactsState {
+  const facts = record(value, ["length", "counts", "results"], "result facts");
+  if (!isCount(facts.length)) throw new RangeError("result facts length must be an integer ≥ 0");
+  const perTool = facts.counts;
+  if (
+    !Array.isArray(perTool) ||
+    !perTool.every((c) => Array.isArray(c) && c.length === 2 && typeof c[0] === "string" && isCount(c[1]))
+  ) {
+    throw new RangeError("result facts counts must be [tool, count] pairs");
+  }
+  const results = facts.results;
+  const isResult = (r: unknown): boolean =>
+    Array.isArray(r) &&
+    r.length === 6 &&
+    isCount(r[0]) &&
+    isCount(r[1]) &&
+    isCount(r[2]) &&
+    typeof r[3] === "string" &&
+    isCount(r[4]) &&
+    isCount(r[5]);
+  if (!Array.isArray(results) || !results.every(isResult)) {
+    throw new RangeError("result facts results must be [seq, seq, seq, tool, count, count] tuples");
+  }
+  return facts as unknown as ResultFactsState;
+}
 
 const summaryKind: MemoKind = {
   prefix: SUMMARY_PREFIX,
@@ -85,7 +124,7 @@ const summaryKind: MemoKind = {
     return runs === undefined ? undefined : { index, runs };
   },
   restore: (log, resolution, key, sweep) => {
-    const { index, runs } = summaryDataSchema.parse(sweep.data);
+    const { index, runs } = summaryDataOf(sweep.data);
     if (index >= resolution.plan.actions.length) throw new RangeError(`summary index ${index} past the plan`);
     const seqs: number[] = [];
     for (let r = 0; r + 1 < runs.length; r += 2) for (let q = runs[r]!; q < runs[r + 1]!; q++) seqs.push(q);
@@ -117,7 +156,7 @@ const retentionKind: MemoKind = {
   exportExtra: (log, key, held) => (log.peekHistoryMemo(key) as RetentionMemo).facts.stateAt(log, held),
   encodeData: () => null,
   restore: (log, resolution, key, sweep, extra) => {
-    const state = factsSchema.parse(extra) as ResultFactsState;
+    const state = factsOf(extra);
     const policyOf = retentionPolicyOf(key);
     const memo = log.historyMemo<RetentionMemo>(key, () => ({
       facts: ResultFacts.restore(policyOf, log, state),
@@ -181,8 +220,6 @@ export function exportMemos(
   return out;
 }
 
-const memoStateSchema = z.strictObject({ sweep: sweepSchema, extra: z.unknown() });
-
 /**
  * Puts checkpointed memos back on a restored log for the restored plan's resolution. Throws `ValidationError`
  * naming the memo when one does not fit (the caller then loads the thread in full).
@@ -197,8 +234,8 @@ export function restoreMemos(
     const where = { threadId: log.threadId, field: `checkpoint.memos[${JSON.stringify(key)}]` };
     if (kind === undefined) throw new ValidationError("unknown memo kind", where);
     try {
-      const parsed = memoStateSchema.parse(state);
-      kind.restore(log, resolution, key, parsed.sweep, parsed.extra);
+      const parsed = record(state, ["sweep", "extra"], "memo state");
+      kind.restore(log, resolution, key, sweepOf(parsed.sweep), parsed.extra);
     } catch (error) {
       if (error instanceof ValidationError) throw error;
       throw new ValidationError(

@@ -16,7 +16,7 @@ import type { StoreTarget } from "./store-target.js";
 /** A (plan version, log length) pair: what names a checkpoint within its thread. */
 type Key = readonly [planVersion: number, logLength: number];
 
-/** A checkpoint whose body names its key, so a wrong row read back shows in the diff. */
+/** A checkpoint whose body names its key, so a wrong row read back shows in the diff (no tail). */
 function checkpoint(threadId: string, [planVersion, logLength]: Key, body?: string): ThreadCheckpoint {
   return {
     threadId,
@@ -26,6 +26,12 @@ function checkpoint(threadId: string, [planVersion, logLength]: Key, body?: stri
     body: body ?? `${threadId} v${planVersion} n${logLength}`,
   };
 }
+
+/** The tail `withTail` gives a checkpoint: its key again, so a tail read from the wrong row shows. */
+const tailOf = (cp: ThreadCheckpoint): string => `tail of ${cp.threadId} v${cp.planVersion} n${cp.logLength}`;
+
+/** The checkpoint with a tail naming its key. */
+const withTail = (cp: ThreadCheckpoint): ThreadCheckpoint => ({ ...cp, tail: tailOf(cp) });
 
 /** 2 MiB of text that JSON and SQL text columns find awkward, repeated. */
 function bigBody(): string {
@@ -42,7 +48,11 @@ function awkwardCheckpoints(): ThreadCheckpoint[] {
     'emoji 🧪👩‍👩‍👧 and «quotes" \\ back\\slash» \n\t\r {"json": [1]} \'sql\' ?',
     bigBody(),
   ];
-  return bodies.map((body, i) => checkpoint(`thread ✓ «${i}»`, [1 + i, 10 * (i + 1)], body));
+  // Each awkward text is a body once and a tail once (the 2 MB one with a 2 MB body beside it).
+  return bodies.map((body, i) => ({
+    ...checkpoint(`thread ✓ «${i}»`, [1 + i, 10 * (i + 1)], body),
+    tail: bodies[(i + 1) % bodies.length]!,
+  }));
 }
 
 /** The checkpoint store of a set of stores: every backend of the suite provides one. */
@@ -67,11 +77,19 @@ async function rowCount(target: StoreTarget, threadId: string): Promise<number> 
   return Number(rows[0]?.n);
 }
 
-/** Checks that every checkpoint reads back exactly (bodies compared without printing megabytes) and frozen. */
+/**
+ * Checks that every checkpoint reads back exactly (texts compared without printing megabytes) and frozen:
+ * `latest` without the tail, `tail` with it ("" when put without one).
+ */
 async function expectExact(store: CheckpointStore, written: ReadonlyArray<ThreadCheckpoint>): Promise<void> {
   for (const cp of written) {
     const back = await store.latest(cp.threadId, cp.planVersion, cp.logLength);
     expect(back).toBeDefined();
+    expect(back).not.toHaveProperty("tail");
+    const tail = await store.tail(cp.threadId, cp.planVersion, cp.logLength);
+    const want = cp.tail ?? "";
+    expect(tail?.length, `tail length of ${JSON.stringify(cp.threadId)}`).toBe(want.length);
+    expect(tail === want, `tail of ${JSON.stringify(cp.threadId)}`).toBe(true);
     const { body, ...rest } = back!;
     expect(rest).toEqual({
       threadId: cp.threadId,
@@ -89,22 +107,28 @@ async function expectExact(store: CheckpointStore, written: ReadonlyArray<Thread
 export function checkpointCases(opener: StoreOpener, title: (t: string) => string): void {
   const durable = opener.backend.durable;
 
-  it(title("bodies with NUL, lone surrogates, emoji and 2 MB read back exactly and frozen"), async () => {
-    const { stores } = await opener.fresh();
-    const store = checkpointsOf(stores);
-    const written = awkwardCheckpoints();
-    for (const cp of written) await store.put(cp);
-    await expectExact(store, written);
-    // The store keeps its own copy of the five fields: extra fields are dropped, later edits change nothing.
-    const mine = { ...checkpoint("t1", [2, 3]), extra: "dropped" };
-    await store.put(mine);
-    mine.body = "changed after the put";
-    expect(await store.latest("t1", 2, 3)).toEqual(checkpoint("t1", [2, 3]));
-    // Every safe integer is a valid version and length.
-    const edge = checkpoint("t1", [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER]);
-    await store.put(edge);
-    expect(await store.latest("t1", edge.planVersion, edge.logLength)).toEqual(edge);
-  });
+  it(
+    title("bodies and tails with NUL, lone surrogates, emoji and 2 MB read back exactly and frozen"),
+    async () => {
+      const { stores } = await opener.fresh();
+      const store = checkpointsOf(stores);
+      const written = awkwardCheckpoints();
+      for (const cp of written) await store.put(cp);
+      // Without a tail, and with an empty one: both read back as "".
+      const plain = [checkpoint("t3", [1, 1]), { ...checkpoint("t3", [1, 2]), tail: "" }];
+      for (const cp of plain) await store.put(cp);
+      await expectExact(store, [...written, ...plain]);
+      // The store keeps its own copy of the five fields: extra fields are dropped, later edits change nothing.
+      const mine = { ...checkpoint("t1", [2, 3]), extra: "dropped" };
+      await store.put(mine);
+      mine.body = "changed after the put";
+      expect(await store.latest("t1", 2, 3)).toEqual(checkpoint("t1", [2, 3]));
+      // Every safe integer is a valid version and length.
+      const edge = checkpoint("t1", [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER]);
+      await store.put(edge);
+      expect(await store.latest("t1", edge.planVersion, edge.logLength)).toEqual(edge);
+    },
+  );
 
   it(
     title("latest: the greatest log length ≤ the maximum, of exactly that plan version and thread"),
@@ -141,9 +165,11 @@ export function checkpointCases(opener: StoreOpener, title: (t: string) => strin
     const { stores, target } = await opener.fresh();
     const store = checkpointsOf(stores);
     const first = checkpoint("t1", [3, 7], "first");
-    await store.put(first);
-    await expect(store.put({ ...first, format: "cl-checkpoint/2", body: "second" })).resolves.toBeUndefined();
+    await store.put({ ...first, tail: "first tail" });
+    const second = { ...first, format: "cl-checkpoint/2", body: "second", tail: "second tail" };
+    await expect(store.put(second)).resolves.toBeUndefined();
     expect(await store.latest("t1", 3, 7)).toEqual(first);
+    expect(await store.tail("t1", 3, 7)).toBe("first tail");
     if (durable) expect(await rowCount(target, "t1")).toBe(1);
   });
 
@@ -168,9 +194,17 @@ export function checkpointCases(opener: StoreOpener, title: (t: string) => strin
         [3, 4],
       ];
       expect(keys.length).toBeGreaterThan(CHECKPOINTS_KEPT + 1);
-      for (const key of keys) await store.put(checkpoint("t1", key));
+      for (const key of keys) await store.put(withTail(checkpoint("t1", key)));
       const kept = newestFirst(keys).slice(0, CHECKPOINTS_KEPT);
       expect(newestFirst(await held(store, "t1", keys))).toEqual(kept);
+      // A tail is read by its exact key, and goes with its checkpoint.
+      for (const key of keys) {
+        const stored = kept.some((k) => k[0] === key[0] && k[1] === key[1]);
+        const tail = await store.tail("t1", ...key);
+        expect(tail, `tail of ${key}`).toBe(stored ? tailOf(checkpoint("t1", key)) : undefined);
+      }
+      expect(await store.tail("t1", kept[0]![0], kept[0]![1] + 1)).toBeUndefined();
+      expect(await store.tail("t2", ...kept[0]!)).toBeUndefined();
       // An older checkpoint put now is written and trimmed in the same transaction.
       await store.put(checkpoint("t1", [1, 99]));
       expect(await store.latest("t1", 1, 99)).toBeUndefined();
@@ -196,7 +230,7 @@ export function checkpointCases(opener: StoreOpener, title: (t: string) => strin
   });
 
   it(
-    title("every bad field of a put or latest throws ValidationError naming it; nothing is written"),
+    title("every bad field of a put, latest or tail throws ValidationError naming it; nothing is written"),
     async () => {
       const { stores, target } = await opener.fresh();
       const store = checkpointsOf(stores);
@@ -227,6 +261,9 @@ export function checkpointCases(opener: StoreOpener, title: (t: string) => strin
         [{ ...good, body: null }, "body"],
         [{ ...good, body: undefined }, "body"],
         [{ ...good, body: ["text"] }, "body"],
+        [{ ...good, tail: 42 }, "tail"],
+        [{ ...good, tail: null }, "tail"],
+        [{ ...good, tail: { text: "x" } }, "tail"],
       ];
       for (const [input, field] of bad) {
         const error = await rejection(store.put(input as ThreadCheckpoint), ValidationError);
@@ -246,6 +283,9 @@ export function checkpointCases(opener: StoreOpener, title: (t: string) => strin
       for (const [args, field] of badLatest) {
         const error = await rejection(store.latest(...(args as [string, number, number])), ValidationError);
         expect(error.where.field, JSON.stringify(args)).toBe(field);
+        // `tail` checks the same arguments, its third being an exact log length.
+        const tailError = await rejection(store.tail(...(args as [string, number, number])), ValidationError);
+        expect(tailError.where.field, JSON.stringify(args)).toBe(field.replace("maxLogLength", "logLength"));
       }
       expect(await held(store, "t1", [...originals, [2, 9]])).toEqual(originals);
       if (durable) expect(await rowCount(target, "t1")).toBe(CHECKPOINTS_KEPT);
@@ -285,17 +325,42 @@ export function checkpointCases(opener: StoreOpener, title: (t: string) => strin
     );
     const format = await rejection(store.latest("t1", 1, 5), ValidationError);
     expect(format.where).toMatchObject({ threadId: "t1", field: "format" });
+    await rawSql(target, "UPDATE {checkpoints} SET tail = ? WHERE thread_id = ?", "[1]", "t1");
+    const tail = await rejection(store.tail("t1", 1, 5), ValidationError);
+    expect(tail.message).toMatch(/tail of checkpoint \(plan version 1, log length 5\) is invalid/);
+    expect(tail.where.threadId).toBe("t1");
   });
 
-  it.runIf(durable)(title("a database at schema 2 is upgraded to 3 and holds checkpoints"), async () => {
+  it.runIf(durable)(title("a database at schema 2 is upgraded to 4 and holds checkpoints"), async () => {
     const target = opener.backend.newTarget();
     await createAtSchema(target, 2);
     const store = checkpointsOf(await opener.at(target));
-    await store.put(checkpoint("t1", [1, 1]));
+    await store.put(withTail(checkpoint("t1", [1, 1])));
     expect(await store.latest("t1", 1, 1)).toEqual(checkpoint("t1", [1, 1]));
+    expect(await store.tail("t1", 1, 1)).toBe(tailOf(checkpoint("t1", [1, 1])));
     const migrations = target.kind === "postgres" ? POSTGRES_MIGRATIONS : SQLITE_MIGRATIONS;
-    expect(migrations.map((m) => m.version)).toEqual([1, 2, 3]);
+    expect(migrations.map((m) => m.version)).toEqual([1, 2, 3, 4]);
     const rows = await rawSql(target, "SELECT version FROM {schema_migrations} ORDER BY version");
-    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3]);
+    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4]);
   });
+
+  it.runIf(durable)(
+    title("a checkpoint written at schema 3 reads back at 4 with an empty tail"),
+    async () => {
+      const target = opener.backend.newTarget();
+      await createAtSchema(target, 3);
+      await rawSql(
+        target,
+        "INSERT INTO {checkpoints} (thread_id, plan_version, log_length, format, body) VALUES (?, ?, ?, ?, ?)",
+        "t1",
+        2,
+        9,
+        "cl-checkpoint/1",
+        JSON.stringify("old body"),
+      );
+      const store = checkpointsOf(await opener.at(target));
+      expect(await store.latest("t1", 2, 9)).toEqual(checkpoint("t1", [2, 9], "old body"));
+      expect(await store.tail("t1", 2, 9)).toBe("");
+    },
+  );
 }

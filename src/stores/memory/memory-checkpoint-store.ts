@@ -9,7 +9,7 @@ import {
 
 /**
  * An in-memory `CheckpointStore`: each thread's checkpoints in a short list, newest first, trimmed to
- * `CHECKPOINTS_KEPT` on every put. Checkpoints are handed out as the frozen copies `put` made.
+ * `CHECKPOINTS_KEPT` on every put. Checkpoints are handed out as the frozen copies `put` made (without tails).
  *
  * @example
  * const checkpoints = createMemoryCheckpointStore();
@@ -19,15 +19,14 @@ import {
 export function createMemoryCheckpointStore(): CheckpointStore {
   // Newest first (plan version, then log length); never longer than CHECKPOINTS_KEPT.
   const byThread = new Map<string, ThreadCheckpoint[]>();
+  const tails = new WeakMap<ThreadCheckpoint, string>();
 
   function put(input: ThreadCheckpoint): void {
-    const checkpoint = checkCheckpoint(input);
-    const kept = byThread.get(checkpoint.threadId) ?? [];
-    const same = kept.some(
-      (c) => c.planVersion === checkpoint.planVersion && c.logLength === checkpoint.logLength,
-    );
-    if (same) return;
-    byThread.set(checkpoint.threadId, [...kept, checkpoint].sort(newestFirst).slice(0, CHECKPOINTS_KEPT));
+    const { head, tail } = checkCheckpoint(input);
+    const kept = byThread.get(head.threadId) ?? [];
+    if (kept.some((c) => c.planVersion === head.planVersion && c.logLength === head.logLength)) return;
+    tails.set(head, tail);
+    byThread.set(head.threadId, [...kept, head].sort(newestFirst).slice(0, CHECKPOINTS_KEPT));
   }
 
   function latest(threadId: string, planVersion: number, maxLogLength: number): ThreadCheckpoint | undefined {
@@ -36,9 +35,19 @@ export function createMemoryCheckpointStore(): CheckpointStore {
     return byThread.get(threadId)?.find((c) => c.planVersion === planVersion && c.logLength <= maxLogLength);
   }
 
+  function tail(threadId: string, planVersion: number, logLength: number): string | undefined {
+    checkLatestArguments(threadId, planVersion, logLength, "logLength");
+    const found = byThread
+      .get(threadId)
+      ?.find((c) => c.planVersion === planVersion && c.logLength === logLength);
+    return found === undefined ? undefined : tails.get(found);
+  }
+
   return Object.freeze({
     put: async (checkpoint: ThreadCheckpoint) => put(checkpoint),
     latest: async (threadId: string, planVersion: number, maxLogLength: number) =>
       latest(threadId, planVersion, maxLogLength),
+    tail: async (threadId: string, planVersion: number, logLength: number) =>
+      tail(threadId, planVersion, logLength),
   });
 }

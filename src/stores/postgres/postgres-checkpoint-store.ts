@@ -3,8 +3,9 @@ import {
   type CheckpointStore,
   checkCheckpoint,
   checkLatestArguments,
-  checkpointBodyColumn,
   checkpointFromRow,
+  checkpointTailFromColumn,
+  checkpointTextColumn,
   type ThreadCheckpoint,
 } from "../checkpoint-store.js";
 import { guarded } from "../store-errors.js";
@@ -15,6 +16,7 @@ import { type PgPool, pgColumn, pgInt, pgTransaction } from "./postgres-driver.j
  * thread to `CHECKPOINTS_KEPT` in one transaction. Puts to one thread first take a transaction-scoped advisory
  * lock on it: under READ COMMITTED two concurrent trims would each miss the other's new row and keep one too
  * many. The lock is not the thread's row lock, so a checkpoint of megabytes never holds up appends or commits.
+ * Body and tail are separate columns (TOAST keeps large ones aside), so `latest` never reads a tail.
  *
  * @example
  * const checkpoints = createPostgresCheckpointStore(pool, '"context_ledger"'); // schema already migrated
@@ -24,8 +26,8 @@ export function createPostgresCheckpointStore(pool: PgPool, s: string): Checkpoi
   const sql = {
     // The two-key form: its keys never meet the one-key lock the migrations take.
     lock: "SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))",
-    insert: `INSERT INTO ${s}.checkpoints (thread_id, plan_version, log_length, format, body)
-      VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+    insert: `INSERT INTO ${s}.checkpoints (thread_id, plan_version, log_length, format, body, tail)
+      VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
     // With fewer than $2 checkpoints the subquery finds no row, the comparison is NULL and nothing is deleted.
     trim: `DELETE FROM ${s}.checkpoints
       WHERE thread_id = $1 AND (plan_version, log_length) < (
@@ -33,15 +35,18 @@ export function createPostgresCheckpointStore(pool: PgPool, s: string): Checkpoi
         ORDER BY plan_version DESC, log_length DESC LIMIT 1 OFFSET $2::integer - 1)`,
     latest: `SELECT log_length, format, body FROM ${s}.checkpoints
       WHERE thread_id = $1 AND plan_version = $2 AND log_length <= $3 ORDER BY log_length DESC LIMIT 1`,
+    tail: `SELECT tail FROM ${s}.checkpoints WHERE thread_id = $1 AND plan_version = $2 AND log_length = $3`,
   };
 
   async function put(input: ThreadCheckpoint): Promise<void> {
-    const checkpoint = checkCheckpoint(input);
-    const { threadId, planVersion, logLength, format } = checkpoint;
-    const body = checkpointBodyColumn(checkpoint);
+    const { head, tail } = checkCheckpoint(input);
+    const { threadId, planVersion, logLength, format } = head;
+    const body = checkpointTextColumn(head.body);
+    const tailColumn = checkpointTextColumn(tail);
     await pgTransaction(pool, async (client) => {
       await client.query(sql.lock, [`context-ledger:${s}:checkpoints`, threadId]);
-      const { rowCount } = await client.query(sql.insert, [threadId, planVersion, logLength, format, body]);
+      const values = [threadId, planVersion, logLength, format, body, tailColumn];
+      const { rowCount } = await client.query(sql.insert, values);
       if (rowCount === 1) await client.query(sql.trim, [threadId, CHECKPOINTS_KEPT]);
     });
   }
@@ -65,10 +70,20 @@ export function createPostgresCheckpointStore(pool: PgPool, s: string): Checkpoi
     );
   }
 
+  async function tail(threadId: string, planVersion: number, logLength: number): Promise<string | undefined> {
+    checkLatestArguments(threadId, planVersion, logLength, "logLength");
+    const { rows } = await pool.query(sql.tail, [threadId, planVersion, logLength]);
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    return checkpointTailFromColumn(threadId, planVersion, logLength, pgColumn(row, "tail"));
+  }
+
   return Object.freeze({
     put: (checkpoint: ThreadCheckpoint) =>
       guarded("PostgreSQL", "checkpoint put", checkpoint?.threadId, () => put(checkpoint)),
     latest: (threadId: string, planVersion: number, maxLogLength: number) =>
       guarded("PostgreSQL", "checkpoint latest", threadId, () => latest(threadId, planVersion, maxLogLength)),
+    tail: (threadId: string, planVersion: number, logLength: number) =>
+      guarded("PostgreSQL", "checkpoint tail", threadId, () => tail(threadId, planVersion, logLength)),
   });
 }

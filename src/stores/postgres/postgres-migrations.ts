@@ -92,6 +92,12 @@ export const POSTGRES_MIGRATIONS: ReadonlyArray<PostgresMigration> = Object.free
       );
     `,
   },
+  {
+    // A checkpoint's rarely read part in its own column (TOAST keeps it aside): reading the body does not read it.
+    version: 4,
+    name: "checkpoint tails",
+    sql: (s: string) => `ALTER TABLE ${s}.checkpoints ADD COLUMN tail text NOT NULL DEFAULT '""';`,
+  },
 ]);
 
 /**

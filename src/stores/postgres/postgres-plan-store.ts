@@ -94,10 +94,10 @@ export function createPostgresPlanStore(pool: PgPool, s: string): PlanStore {
     checkSeq(plan.threadId, plan.version, "version");
     if (plan.version === 0) return;
     const { rows } = await pool.query(
+      // Versions are 1, 2, … and never removed: the deltas since the snapshot are the versions' difference.
       `SELECT (SELECT plan_version FROM ${s}.threads WHERE thread_id = $1) AS latest,
-        (SELECT count(*) FROM ${s}.plans p WHERE p.thread_id = $1 AND p.version <= $2 AND p.version > coalesce(
-          (SELECT max(f.version) FROM ${s}.plans f WHERE f.thread_id = $1 AND f.kind = 'full' AND f.version <= $2),
-          0)) AS deltas`,
+        $2::bigint - coalesce((SELECT max(f.version) FROM ${s}.plans f
+          WHERE f.thread_id = $1 AND f.kind = 'full' AND f.version <= $2), 0) AS deltas`,
       [plan.threadId, Math.min(plan.version, INT_MAX)],
     );
     const latest =

@@ -3,8 +3,9 @@ import {
   type CheckpointStore,
   checkCheckpoint,
   checkLatestArguments,
-  checkpointBodyColumn,
   checkpointFromRow,
+  checkpointTailFromColumn,
+  checkpointTextColumn,
   type ThreadCheckpoint,
 } from "../checkpoint-store.js";
 import { guarded } from "../store-errors.js";
@@ -20,7 +21,8 @@ const TRIM = `DELETE FROM checkpoints
 /**
  * A `CheckpointStore` on SQLite: a put inserts its row (a key already stored is left alone) and trims the
  * thread to `CHECKPOINTS_KEPT` inside one `BEGIN IMMEDIATE` transaction, so writers in other processes never
- * see more or fewer than that. The body is encoded before the lock is taken, since it may be megabytes.
+ * see more or fewer than that. Body and tail are encoded before the lock is taken, since they may be megabytes;
+ * the tail is the row's last column, so `latest`, reading the columns before it, never reads its pages.
  *
  * @example
  * const checkpoints = createSqliteCheckpointStore(db); // db already migrated
@@ -29,22 +31,26 @@ const TRIM = `DELETE FROM checkpoints
 export function createSqliteCheckpointStore(db: SqliteDatabase): CheckpointStore {
   const sql = {
     insert: db.prepare(
-      `INSERT INTO checkpoints (thread_id, plan_version, log_length, format, body) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (thread_id, plan_version, log_length) DO NOTHING`,
+      `INSERT INTO checkpoints (thread_id, plan_version, log_length, format, body, tail)
+       VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, plan_version, log_length) DO NOTHING`,
     ),
     trim: db.prepare(TRIM),
     latest: db.prepare(
       `SELECT log_length AS n, format, body FROM checkpoints
        WHERE thread_id = ? AND plan_version = ? AND log_length <= ? ORDER BY log_length DESC LIMIT 1`,
     ),
+    tail: db.prepare(
+      "SELECT tail FROM checkpoints WHERE thread_id = ? AND plan_version = ? AND log_length = ?",
+    ),
   };
 
   function put(input: ThreadCheckpoint): void {
-    const checkpoint = checkCheckpoint(input);
-    const { threadId, planVersion, logLength, format } = checkpoint;
-    const body = checkpointBodyColumn(checkpoint);
+    const { head, tail } = checkCheckpoint(input);
+    const { threadId, planVersion, logLength, format } = head;
+    const body = checkpointTextColumn(head.body);
+    const tailColumn = checkpointTextColumn(tail);
     immediateTransaction(db, () => {
-      const { changes } = sql.insert.run(threadId, planVersion, logLength, format, body);
+      const { changes } = sql.insert.run(threadId, planVersion, logLength, format, body, tailColumn);
       if (Number(changes) === 1) sql.trim.run({ thread: threadId, kept: CHECKPOINTS_KEPT });
     });
   }
@@ -62,10 +68,19 @@ export function createSqliteCheckpointStore(db: SqliteDatabase): CheckpointStore
     );
   }
 
+  function tail(threadId: string, planVersion: number, logLength: number): string | undefined {
+    checkLatestArguments(threadId, planVersion, logLength, "logLength");
+    const row = sql.tail.get(threadId, planVersion, logLength);
+    if (row === undefined) return undefined;
+    return checkpointTailFromColumn(threadId, planVersion, logLength, column(row, "tail"));
+  }
+
   return Object.freeze({
     put: (checkpoint: ThreadCheckpoint) =>
       guarded("SQLite", "checkpoint put", checkpoint?.threadId, () => put(checkpoint)),
     latest: (threadId: string, planVersion: number, maxLogLength: number) =>
       guarded("SQLite", "checkpoint latest", threadId, () => latest(threadId, planVersion, maxLogLength)),
+    tail: (threadId: string, planVersion: number, logLength: number) =>
+      guarded("SQLite", "checkpoint tail", threadId, () => tail(threadId, planVersion, logLength)),
   });
 }

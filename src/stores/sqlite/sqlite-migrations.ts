@@ -92,6 +92,12 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<SqliteMigration> = Object.freeze([
       );
     `,
   },
+  {
+    // A checkpoint's rarely read part in its own column, the row's last: reading the body does not read it.
+    version: 4,
+    name: "checkpoint tails",
+    sql: `ALTER TABLE checkpoints ADD COLUMN tail TEXT NOT NULL DEFAULT '""';`,
+  },
 ]);
 
 /**

@@ -36,9 +36,10 @@ export function createSqlitePlanStore(db: SqliteDatabase): PlanStore {
     ),
     chain: db.prepare(CHAIN),
     versions: db.prepare("SELECT version AS v FROM plans WHERE thread_id = ? ORDER BY version"),
-    deltas: db.prepare(`SELECT count(*) AS n FROM plans WHERE thread_id = @thread AND version <= @version
-      AND version > coalesce((SELECT version FROM plans INDEXED BY plans_snapshots
-        WHERE thread_id = @thread AND version <= @version AND kind = 'full' ORDER BY version DESC LIMIT 1), 0)`),
+    // A thread's versions are 1, 2, … with none ever removed, so the deltas since the snapshot are the
+    // difference of the versions: no count over rows (a seek past a snapshot of megabytes reads all of it).
+    snapshot: db.prepare(`SELECT version AS v FROM plans INDEXED BY plans_snapshots
+      WHERE thread_id = @thread AND version <= @version AND kind = 'full' ORDER BY version DESC LIMIT 1`),
   };
   const known = new KnownPlans();
   const versionOf = (threadId: string): number => {
@@ -74,8 +75,8 @@ export function createSqlitePlanStore(db: SqliteDatabase): PlanStore {
     checkSeq(plan.threadId, plan.version, "version");
     if (plan.version === 0) return;
     if (plan.version > versionOf(plan.threadId)) throw planNotFound(plan.threadId, plan.version);
-    const row = sql.deltas.get({ thread: plan.threadId, version: plan.version });
-    known.offer({ plan, deltas: row === undefined ? 0 : intColumn(row, "n") });
+    const row = sql.snapshot.get({ thread: plan.threadId, version: plan.version });
+    known.offer({ plan, deltas: plan.version - (row === undefined ? 0 : intColumn(row, "v")) });
   }
 
   const op = <T>(name: string, threadId: string | undefined, run: () => T) =>

@@ -1,0 +1,164 @@
+/**
+ * A checkpoint's tail (the ids of messages not held, retired actions, long fields and run lists) is stored
+ * apart from its body and read only when an operation asks for it (docs/decisions/0009): a worker without a
+ * cache that only turns or appends never reads it; one that writes the next checkpoint reads it once; and when
+ * the tail is gone the engine falls back to the whole log without a wrong answer.
+ */
+import { describe, expect, it } from "vitest";
+import type { ContextEngine } from "../src/engine/context-engine.js";
+import type { EngineEvent } from "../src/engine/engine-events.js";
+import { createStoredCounter } from "../src/engine/stored-counter.js";
+import { CHECKPOINT_FORMAT, loadCheckpointed, makeCheckpoint } from "../src/engine/thread-checkpoint.js";
+import { MessageNotLoadedError } from "../src/errors/ledger-error.js";
+import type { MessageInput } from "../src/log/message.js";
+import type { CheckpointStore } from "../src/stores/checkpoint-store.js";
+import { createMemoryStores } from "../src/stores/memory/memory-stores.js";
+import type { Stores } from "../src/stores/stores.js";
+import { propertyEngine } from "./support/engine-turns.js";
+import { simpleCounter } from "./support/simple-counter.js";
+
+/** Rounds of user question, tool call, long tool result and answer: old results get cleared, then dropped. */
+function rounds(from: number, count: number): MessageInput[] {
+  const out: MessageInput[] = [];
+  for (let r = from; r < from + count; r++) {
+    out.push(
+      { id: `u${r}`, role: "user", parts: [{ type: "text", text: `question ${r} ${"q".repeat(40)}` }] },
+      {
+        id: `a${r}`,
+        role: "assistant",
+        parts: [{ type: "tool_call", callId: `c${r}`, name: "search", args: `{"q":"${r}"}` }],
+      },
+      {
+        id: `t${r}`,
+        role: "tool",
+        parts: [{ type: "tool_result", callId: `c${r}`, content: `result ${r} ${"r".repeat(600)}` }],
+      },
+      { id: `x${r}`, role: "assistant", parts: [{ type: "text", text: `answer ${r} ${"a".repeat(80)}` }] },
+    );
+  }
+  return out;
+}
+
+/** Stores whose checkpoint tails are counted, and can be made to have vanished. */
+function watchedStores(): { stores: Stores; tailReads: () => number; dropTails: () => void } {
+  const base = createMemoryStores();
+  const checkpoints = base.checkpoints!;
+  let reads = 0;
+  let gone = false;
+  const watched: CheckpointStore = {
+    put: (cp) => checkpoints.put(cp),
+    latest: (...args) => checkpoints.latest(...args),
+    tail: async (...args) => {
+      reads++;
+      return gone ? undefined : checkpoints.tail(...args);
+    },
+  };
+  return {
+    stores: { ...base, checkpoints: watched },
+    tailReads: () => reads,
+    dropTails: () => {
+      gone = true;
+    },
+  };
+}
+
+const BUDGET = 1_500;
+
+async function turn(engine: ContextEngine, budget = BUDGET) {
+  const p = await engine.prepareTurn("t", { format: "openai", budget });
+  await engine.idle();
+  return p;
+}
+
+/** A thread whose newest checkpoint leaves messages out (so it has a tail), written by a warm worker. */
+async function compactedThread() {
+  const watched = watchedStores();
+  const warm = propertyEngine(watched.stores, "inline");
+  await warm.append("t", rounds(0, 40));
+  const first = await turn(warm);
+  const cp = await watched.stores.checkpoints!.latest("t", first.stats.planVersion, 160);
+  return { ...watched, warm, first, cp: cp! };
+}
+
+function loads(events: EngineEvent[]): string[] {
+  return events.flatMap((e) =>
+    e.type === "loaded" ? [`${e.source}${e.fallback === undefined ? "" : " again"}`] : [],
+  );
+}
+
+describe("checkpoint tails", () => {
+  it("a checkpoint's body is the header alone; the tail holds the ids not held and the rest", async () => {
+    const { cp, stores } = await compactedThread();
+    expect(cp.format).toBe(CHECKPOINT_FORMAT);
+    expect(cp).not.toHaveProperty("tail");
+    expect(cp.body).not.toContain("\n");
+    const tail = (await stores.checkpoints!.tail("t", cp.planVersion, cp.logLength))!;
+    const [absent, rest] = tail.split("\n");
+    expect(JSON.parse(absent!).length).toBeGreaterThan(0);
+    expect(JSON.parse(rest!)).toHaveProperty("retired");
+    expect(cp.body.length).toBeLessThan(tail.length + cp.body.length);
+  });
+
+  it("a worker without a cache turns and appends without reading the tail", async () => {
+    const { stores, first, tailReads } = await compactedThread();
+    const events: EngineEvent[] = [];
+    const cold = propertyEngine(stores, "inline", { cacheThreads: 0, events: (e) => events.push(e) });
+    const again = await turn(cold);
+    expect(again.prompt.hash).toBe(first.prompt.hash);
+    // Supplied ids and generated ones alike are asked of the log store, not of the tail.
+    await cold.append("t", rounds(40, 1));
+    await cold.append("t", [{ role: "user", parts: [{ type: "text", text: "and now?" }] }]);
+    expect(loads(events)).toEqual(["checkpoint", "checkpoint", "checkpoint"]);
+    expect(tailReads()).toBe(0);
+    // A duplicate id is still refused: the store knows the ids the projection does not hold.
+    await expect(cold.append("t", [{ id: "u0", role: "user", parts: [] }])).rejects.toThrow(/duplicate/);
+    expect(tailReads()).toBe(0);
+  });
+
+  it("a checkpoint written from a restored thread reads the tail first and carries it forward", async () => {
+    const { stores, cp, tailReads } = await compactedThread();
+    const counter = createStoredCounter(simpleCounter());
+    const restored = await loadCheckpointed(stores, counter, "t", cp.planVersion, cp.logLength);
+    expect(restored?.log.projected).toBe(true);
+    const { log, plan } = restored!;
+    // The restored thread does not have the tail yet: making the next checkpoint asks for it before any work.
+    const error = (() => {
+      try {
+        makeCheckpoint(log, plan);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(MessageNotLoadedError);
+    const fetch = (error as MessageNotLoadedError).fetch;
+    expect(fetch).toBeDefined();
+    await fetch!();
+    expect(tailReads()).toBe(1);
+    // The same plan on the same log: the same checkpoint, byte for byte, body and tail.
+    const again = makeCheckpoint(log, plan)!;
+    expect(again.body).toBe(cp.body);
+    expect(again.tail).toBe(await stores.checkpoints!.tail("t", cp.planVersion, cp.logLength));
+  });
+
+  it("an append whose generated id is taken reads the tail; with the tail gone it uses the whole log", async () => {
+    for (const tailsGone of [false, true]) {
+      const { stores, warm, cp, tailReads, dropTails } = await compactedThread();
+      // The message appended next takes the id the one after it would be given.
+      await warm.append("t", [{ id: `msg-${cp.logLength + 1}`, role: "user", parts: [] }]);
+      if (tailsGone) dropTails();
+      const events: EngineEvent[] = [];
+      const cold = propertyEngine(stores, "inline", { cacheThreads: 0, events: (e) => events.push(e) });
+      const appended = await cold.append("t", [{ role: "user", parts: [{ type: "text", text: "next" }] }]);
+      expect(appended.ids).toEqual([`msg-${cp.logLength + 1}-1`]);
+      expect(tailReads()).toBe(1);
+      expect(loads(events)).toEqual(
+        tailsGone ? ["checkpoint", "checkpoint again", "cold again"] : ["checkpoint", "checkpoint again"],
+      );
+      // Either way the thread is what a warm worker makes of it.
+      const fresh = propertyEngine(stores, "inline");
+      expect((await fresh.render("t", { format: "openai", planVersion: 0 })).prompt.messages.length).toBe(
+        cp.logLength + 2,
+      );
+    }
+  });
+});

@@ -1,0 +1,146 @@
+/**
+ * The quick row checks a worker runs on every message it loads (`isStoredMessage`, `isTokenCounts`) must never
+ * accept what the zod schemas refuse, and must accept the rows the stores write, so that the schemas still
+ * name what is wrong with every bad row. Random valid messages, the same with one field broken, and arbitrary
+ * JSON values.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  isStoredMessage,
+  isTokenCounts,
+  storedMessageSchema,
+  tokenCountsSchema,
+} from "../src/stores/store-row-schemas.js";
+import { arbitraryLog, fcParams } from "./support/arbitrary-log.js";
+
+/** A stored message as a row holds it: the JSON of the log's message. */
+const rowsArb = arbitraryLog({ maxOps: 12 }).map((log) =>
+  log.messages.map((m) => JSON.parse(JSON.stringify(m)) as Record<string, unknown>),
+);
+
+/** Values that break one field of a row, or add one the schema does not know. */
+const breakArb = fc.oneof(
+  fc.constant(undefined),
+  fc.constant(null),
+  fc.constant(""),
+  fc.constant(-1),
+  fc.constant(1.5),
+  fc.constant(Number.POSITIVE_INFINITY),
+  fc.constant("x".repeat(64)),
+  fc.constant([]),
+  fc.constant({}),
+  fc.jsonValue(),
+  fc.anything(),
+);
+
+/** Sets `value` at a random path inside `row` (or a new key at some depth). */
+function broken(row: Record<string, unknown>, path: ReadonlyArray<string | number>, value: unknown): unknown {
+  const copy = structuredClone(row) as Record<string | number, unknown>;
+  let at: Record<string | number, unknown> = copy;
+  for (const key of path.slice(0, -1)) {
+    const next = at[key];
+    if (typeof next !== "object" || next === null) break;
+    at = next as Record<string | number, unknown>;
+  }
+  at[path[path.length - 1]!] = value;
+  return copy;
+}
+
+const pathArb = fc.oneof(
+  fc.constantFrom<ReadonlyArray<string | number>>(
+    ["id"],
+    ["seq"],
+    ["role"],
+    ["hash"],
+    ["meta"],
+    ["extra"],
+    ["parts"],
+    ["parts", 0],
+    ["parts", 0, "type"],
+    ["parts", 0, "text"],
+    ["parts", 0, "callId"],
+    ["parts", 0, "name"],
+    ["parts", 0, "args"],
+    ["parts", 0, "content"],
+    ["parts", 0, "isError"],
+    ["parts", 0, "extra"],
+    ["meta", "pinned"],
+    ["meta", "durability"],
+    ["meta", "sensitivity"],
+    ["meta", "toolName"],
+    ["meta", "custom"],
+  ),
+  fc.array(fc.oneof(fc.string({ maxLength: 6 }), fc.nat(3)), { minLength: 1, maxLength: 4 }),
+);
+
+describe("quick row checks (property)", () => {
+  it("accept every row a log writes, and only rows the schema accepts", () => {
+    fc.assert(
+      fc.property(rowsArb, fc.array(fc.tuple(pathArb, breakArb), { maxLength: 6 }), (rows, breaks) => {
+        for (const row of rows) {
+          expect(isStoredMessage(row)).toBe(true);
+          expect(storedMessageSchema.safeParse(row).success).toBe(true);
+          for (const [path, value] of breaks) {
+            const bad = broken(row, path, value);
+            if (isStoredMessage(bad)) expect(storedMessageSchema.safeParse(bad).success).toBe(true);
+          }
+        }
+      }),
+      fcParams(200),
+    );
+  });
+
+  it("never accept an arbitrary value the schemas refuse", () => {
+    fc.assert(
+      fc.property(fc.anything({ withObjectString: true, withNullPrototype: true }), (value) => {
+        if (isStoredMessage(value)) expect(storedMessageSchema.safeParse(value).success).toBe(true);
+        if (isTokenCounts(value)) expect(tokenCountsSchema.safeParse(value).success).toBe(true);
+      }),
+      fcParams(2000),
+    );
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string(), fc.oneof(fc.nat(), fc.integer(), fc.double(), fc.string())),
+        (value) => {
+          const ok = tokenCountsSchema.safeParse(value).success;
+          if (isTokenCounts(value)) expect(ok).toBe(true);
+          // Plain counts are the rows the stores write: the quick check takes them all.
+          if (
+            Object.values(value).every((n) => Number.isSafeInteger(n) && (n as number) >= 0) &&
+            !("" in value)
+          ) {
+            expect(isTokenCounts(value)).toBe(true);
+          }
+        },
+      ),
+      fcParams(500),
+    );
+  });
+
+  it("refuse broken rows the schema refuses (so the schema names the field)", () => {
+    const row = JSON.parse(
+      JSON.stringify({
+        id: "m1",
+        seq: 0,
+        role: "tool",
+        parts: [{ type: "tool_result", callId: "c1", content: "ok" }],
+        meta: { toolName: "search", extra: { nested: [1, null] } },
+        hash: "a".repeat(64),
+      }),
+    ) as Record<string, unknown>;
+    expect(isStoredMessage(row)).toBe(true);
+    for (const bad of [
+      { ...row, seq: -1 },
+      { ...row, hash: "A".repeat(64) },
+      { ...row, role: "robot" },
+      { ...row, unknown: 1 },
+      { ...row, parts: [{ type: "tool_result", callId: "", content: "ok" }] },
+      { ...row, meta: { pinned: "yes" } },
+      { ...row, meta: { custom: Number.NaN } },
+    ]) {
+      expect(isStoredMessage(bad)).toBe(false);
+      expect(storedMessageSchema.safeParse(bad).success).toBe(false);
+    }
+  });
+});
