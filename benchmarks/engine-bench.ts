@@ -5,8 +5,10 @@
  *   file, PostgreSQL on a throwaway `initdb` cluster when the server binaries are there): validation, hashing,
  *   token counting and the store write.
  * - **warm**: one engine, +10 messages per round, `prepareTurn` (after the first compaction).
- * - **stateless**: +10 messages appended by another engine, then a *new* engine over the same stores runs
- *   `prepareTurn`: it loads the log and plan from the stores, as a worker without a cache does.
+ * - **stateless**: +10 messages appended by the warm engine, then a *new* engine over the same stores runs
+ *   `prepareTurn` in a worker thread of its own (its own heap, as a worker process has): it loads the thread
+ *   from the stores (the newest checkpoint and the rows that render, docs/decisions/0009), as a worker
+ *   without a cache does.
  *
  * Stateless and warm figures are reported as ratios to the in-memory warm `prepareTurn` measured in the same
  * run, and every figure at 100,000 messages as a ratio to 10,000. Background summarization is awaited between
@@ -16,6 +18,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Worker } from "node:worker_threads";
 import { type ContextEngine, createContextEngine, createMemoryStores } from "../src/index.js";
 import type { MessageInput } from "../src/log/message.js";
 import { openPostgresStores } from "../src/stores/postgres/index.js";
@@ -24,14 +27,18 @@ import type { Stores } from "../src/stores/stores.js";
 import { type PostgresCluster, startPostgresCluster } from "../test/support/postgres-cluster.js";
 import { repoRoot } from "../test/support/repo-root.js";
 import { generatedMessages } from "./support/datasets.js";
+import type { StatelessStores, StatelessTurn } from "./support/stateless-worker.js";
 import { ms, sinkValue, summarize, type Timing } from "./support/stats.js";
 
 const FULL = process.argv.includes("--full");
+const VERBOSE = process.argv.includes("--verbose");
 const SIZES = [10_000, 100_000];
 const BATCH = 5_000;
 const BUDGET = 20_000;
 const WARM_ROUNDS = FULL ? 30 : 10;
 const STATELESS_ROUNDS = FULL ? 7 : 3;
+/** Untimed stateless rounds first: the worker thread's code is compiled afresh, as a new process's would be. */
+const STATELESS_WARMUP = 5;
 const THREAD = "bench";
 const turn = { format: "openai" as const, budget: BUDGET };
 
@@ -47,12 +54,45 @@ interface Row {
   firstMs: number;
   warm: Timing;
   stateless?: Timing;
+  /** Where each timed stateless turn started from (`checkpoint`, or `cold` for a full load). */
+  statelessLoadedFrom?: string[];
   renderedTokens: number;
 }
 
 interface Opened {
   readonly stores: Stores;
   readonly close: () => Promise<void>;
+  /** How a worker thread opens the same stores (none for memory). */
+  readonly shared?: StatelessStores;
+}
+
+/** A stateless worker in its own thread (benchmarks/support/stateless-worker.ts). */
+class StatelessWorker {
+  readonly #worker: Worker;
+
+  constructor(shared: StatelessStores) {
+    // Compiled, the worker is plain JavaScript beside this file; run from source (tsx), it is TypeScript.
+    const compiled = import.meta.url.endsWith(".js");
+    const url = new URL(`./support/stateless-worker.${compiled ? "js" : "ts"}`, import.meta.url);
+    this.#worker = new Worker(url, {
+      workerData: shared,
+      ...(compiled ? {} : { execArgv: ["--import", "tsx"] }),
+    });
+  }
+
+  turn(): Promise<StatelessTurn> {
+    return new Promise((resolve, reject) => {
+      this.#worker.once("message", resolve);
+      this.#worker.once("error", reject);
+      this.#worker.postMessage({ type: "turn", thread: THREAD, budget: BUDGET });
+    });
+  }
+
+  async close(): Promise<void> {
+    const exited = new Promise((resolve) => this.#worker.once("exit", resolve));
+    this.#worker.postMessage({ type: "close" });
+    await exited;
+  }
 }
 
 function engineOn(stores: Stores): ContextEngine {
@@ -76,6 +116,10 @@ async function timedTurn(engine: ContextEngine): Promise<{ ms: number; tokens: n
 }
 
 async function measure(backend: Backend, opened: Opened, all: MessageInput[], size: number): Promise<Row> {
+  // Each configuration starts from a collected heap (with --expose-gc, as the npm script runs it): the
+  // garbage of the one before (a 100,000-message thread per backend) would otherwise be collected during this
+  // one's timings.
+  (globalThis as { gc?: () => void }).gc?.();
   const writer = engineOn(opened.stores);
   const appendMs = await appendAll(writer, all.slice(0, size));
   const first = await timedTurn(writer);
@@ -102,34 +146,53 @@ async function measure(backend: Backend, opened: Opened, all: MessageInput[], si
     warm: summarize(warm),
     renderedTokens: tokens,
   };
-  if (backend === "memory") return row;
+  if (backend === "memory" || opened.shared === undefined) return row;
   const stateless: number[] = [];
-  for (let round = 0; round < STATELESS_ROUNDS + 1; round++) {
-    await writer.append(THREAD, more());
-    const t = await timedTurn(engineOn(opened.stores));
-    if (round >= 1) stateless.push(t.ms);
+  const loadedFrom: string[] = [];
+  const worker = new StatelessWorker(opened.shared);
+  try {
+    for (let round = 0; round < STATELESS_WARMUP + STATELESS_ROUNDS; round++) {
+      await writer.append(THREAD, more());
+      const t = await worker.turn();
+      if (round < STATELESS_WARMUP) continue;
+      stateless.push(t.ms);
+      loadedFrom.push(t.loadedFrom);
+      if (VERBOSE)
+        console.error(
+          `  ${backend} ${size} stateless round ${round}: ${ms(t.ms)} ms (${t.loadedFrom}; ${t.detail})`,
+        );
+    }
+  } finally {
+    await worker.close();
   }
-  return { ...row, stateless: summarize(stateless) };
+  return { ...row, stateless: summarize(stateless), statelessLoadedFrom: loadedFrom };
 }
 
 async function open(backend: Backend, cluster: PostgresCluster | undefined, n: number): Promise<Opened> {
   if (backend === "memory") return { stores: createMemoryStores(), close: async () => {} };
   if (backend === "sqlite") {
     const dir = mkdtempSync(join(tmpdir(), "context-ledger-bench-"));
-    const stores = openSqliteStores({ path: join(dir, "ledger.db") });
+    const path = join(dir, "ledger.db");
+    const stores = openSqliteStores({ path });
     return {
       stores,
+      shared: { backend: "sqlite", path },
       close: async () => {
         await stores.close();
         rmSync(dir, { recursive: true, force: true });
       },
     };
   }
-  const stores = await openPostgresStores({
+  const shared = {
+    backend: "postgres",
     connectionString: cluster!.connectionString,
     schema: `bench_${n}`,
+  } as const;
+  const stores = await openPostgresStores({
+    connectionString: shared.connectionString,
+    schema: shared.schema,
   });
-  return { stores, close: () => stores.close() };
+  return { stores, shared, close: () => stores.close() };
 }
 
 async function startCluster(): Promise<PostgresCluster | undefined> {
@@ -179,9 +242,16 @@ function table(rows: ReadonlyArray<Row>): string {
 }
 
 async function main(): Promise<void> {
-  const all = generatedMessages(SIZES[SIZES.length - 1]! + 10 * (WARM_ROUNDS + STATELESS_ROUNDS + 10), 11);
+  const rounds = WARM_ROUNDS + STATELESS_WARMUP + STATELESS_ROUNDS + 10;
+  const all = generatedMessages(SIZES[SIZES.length - 1]! + 10 * rounds, 11);
   const cluster = await startCluster();
-  const backends: Backend[] = cluster === undefined ? ["memory", "sqlite"] : ["memory", "sqlite", "postgres"];
+  const only = process.argv
+    .find((a) => a.startsWith("--backends="))
+    ?.slice("--backends=".length)
+    .split(",");
+  const backends = (cluster === undefined ? ["memory", "sqlite"] : ["memory", "sqlite", "postgres"]).filter(
+    (b) => only === undefined || b === "memory" || only.includes(b),
+  ) as Backend[];
   const rows: Row[] = [];
   try {
     for (const size of SIZES) {

@@ -15,7 +15,10 @@ for (const name of scripts) {
   const path = join(import.meta.dirname, `${name}${compiled ? ".js" : ".ts"}`);
   if (!existsSync(path)) continue;
   console.log(`\n## ${name}\n`);
-  const args = compiled ? [path, ...extra] : ["--import", "tsx", path, ...extra];
+  // --expose-gc: the engine benchmark collects the heap between configurations.
+  const args = compiled
+    ? ["--expose-gc", path, ...extra]
+    : ["--expose-gc", "--import", "tsx", path, ...extra];
   const run = spawnSync(process.execPath, args, { stdio: "inherit" });
   if (run.status !== 0) {
     failed++;

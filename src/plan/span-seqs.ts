@@ -49,8 +49,10 @@ export function spanOfRuns(log: ThreadLog, runs: ReadonlyArray<number>): string[
   }
   // Copy the ids run by run as slices of the table (block copies; pushing 100,000 ids one by one costs ~10×),
   // joined in batches so a span of many short runs never spreads too many arguments.
-  // A projected log fills in the ids it does not hold (once): a span lists every id, held or not.
-  const table = log.fullIdTable() as ReadonlyArray<string>;
+  // A span lists every id, held or not: a projected log fills in the ids it does not hold (once, from its
+  // checkpoint's tail) when the runs reach one of them. The table keeps its identity either way.
+  let table = log.idTable() as ReadonlyArray<string>;
+  if (log.projected && !allPresent(table, runs)) table = log.fullIdTable() as ReadonlyArray<string>;
   let span: string[] = [];
   const batch: string[][] = [];
   for (let r = 0; r < runs.length; r += 2) {
@@ -62,6 +64,14 @@ export function spanOfRuns(log: ThreadLog, runs: ReadonlyArray<number>): string[
   }
   runsBySpan.set(span, { table, runs: Int32Array.from(runs) });
   return span;
+}
+
+/** Whether `table` has an entry at every seq of the runs. */
+function allPresent(table: ReadonlyArray<string | undefined>, runs: ReadonlyArray<number>): boolean {
+  for (let r = 0; r < runs.length; r += 2) {
+    for (let seq = runs[r]!; seq < runs[r + 1]!; seq++) if (table[seq] === undefined) return false;
+  }
+  return true;
 }
 
 /**

@@ -77,6 +77,15 @@ function sweepOf(value: unknown): SweepState<unknown> {
   return { open: counts(sweep.open, "sweep.open"), scanned: sweep.scanned, data: sweep.data };
 }
 
+function seqsOfRuns(runs: ReadonlyArray<number>): number[] {
+  let total = 0;
+  for (let r = 0; r + 1 < runs.length; r += 2) total += runs[r + 1]! - runs[r]!;
+  const seqs = new Array<number>(total);
+  let i = 0;
+  for (let r = 0; r + 1 < runs.length; r += 2) for (let q = runs[r]!; q < runs[r + 1]!; q++) seqs[i++] = q;
+  return seqs;
+}
+
 function summaryDataOf(value: unknown): { index: number; runs: ReadonlyArray<number> } {
   const data = record(value, ["index", "runs"], "summary data");
   const index = data.index;
@@ -126,9 +135,16 @@ const summaryKind: MemoKind = {
   restore: (log, resolution, key, sweep) => {
     const { index, runs } = summaryDataOf(sweep.data);
     if (index >= resolution.plan.actions.length) throw new RangeError(`summary index ${index} past the plan`);
-    const seqs: number[] = [];
-    for (let r = 0; r + 1 < runs.length; r += 2) for (let q = runs[r]!; q < runs[r + 1]!; q++) seqs.push(q);
-    const data: LastSummary = { index, seqs };
+    // The seqs of a summary of most of a long history are many; only the strategy's next sweep reads them
+    // (summarization runs in the background by default): expand them then.
+    let seqs: number[] | undefined;
+    const data: LastSummary = {
+      index,
+      get seqs() {
+        seqs ??= seqsOfRuns(runs);
+        return seqs;
+      },
+    };
     summarySweep(log, key.slice(SUMMARY_PREFIX.length)).restore(log, resolution, { ...sweep, data });
   },
 };
