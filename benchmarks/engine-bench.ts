@@ -82,8 +82,12 @@ class StatelessWorker {
 
   turn(): Promise<StatelessTurn> {
     return new Promise((resolve, reject) => {
-      this.#worker.once("message", resolve);
-      this.#worker.once("error", reject);
+      const failed = (error: Error) => reject(error);
+      this.#worker.once("error", failed);
+      this.#worker.once("message", (turn: StatelessTurn) => {
+        this.#worker.off("error", failed);
+        resolve(turn);
+      });
       this.#worker.postMessage({ type: "turn", thread: THREAD, budget: BUDGET });
     });
   }

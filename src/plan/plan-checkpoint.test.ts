@@ -83,6 +83,34 @@ describe("plan checkpoints", () => {
     expect(decoded).toBe(1);
   });
 
+  it("keeps a restored plan's seeded resolution while descendants are resolved (a flat one needs the tail)", () => {
+    const made = planCheckpoint(plan, log)!;
+    const checked = log.checkpoint(Array.from({ length: log.groupCount }, (_, g) => g))!;
+    const at = ThreadLog.restore(checked.checkpoint, log.messages, () => checked.absentIds);
+    const noTail = () => {
+      throw new Error("the tail was read");
+    };
+    const restored = restorePlan("t", JSON.parse(JSON.stringify(made.plan)), at, noTail, noTail);
+    const seeded = resolveForLog(restored, at);
+    // Three generations on top: resolving each drops the memo of its grandparent, but never a seeded one.
+    let child = restored;
+    for (const id of ["a30", "a31", "a32"]) {
+      child = extendPlan(
+        child,
+        [{ kind: "clear", span: [id], record: { kind: "clear" }, strategy: "s", reason: "r" }],
+        log.length,
+      );
+      resolveForLog(child, at);
+    }
+    expect(resolveForLog(restored, at)).toBe(seeded);
+    const sibling = extendPlan(
+      restored,
+      [{ kind: "drop", span: ["u39"], record: { kind: "drop", reason: "d" }, strategy: "f", reason: "r" }],
+      log.length,
+    );
+    expect(resolveForLog(sibling, at).decisions).toHaveLength(restored.actions.length + 1);
+  });
+
   it("makes no checkpoint of a span out of log order", () => {
     const odd = extendPlan(
       emptyPlan("t"),

@@ -47,6 +47,8 @@ interface Memo {
 }
 
 const memo = new WeakMap<CompactionPlan, Memo>();
+/** Plans whose resolution was seeded (`seedResolution`): their memo is kept while the plan lives. */
+const seeded = new WeakSet<CompactionPlan>();
 
 function reusable(plan: CompactionPlan, log: ThreadLog): SeqResolution | undefined {
   const hit = memo.get(plan);
@@ -174,9 +176,10 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
   memo.set(plan, { log, resolution });
   // A table per plan is one int per message: keep those of the last two generations only (the parent's is what a
   // sibling candidate extends; older ones would pile up along a long-lived lineage, 400 KB per plan at 100,000
-  // messages). A plan resolved again later is resolved flat.
+  // messages). A plan resolved again later is resolved flat — except a seeded one (below), which cannot be: its
+  // spans are built from a checkpoint's tail that a restored thread has not read.
   const grandparent = parent === undefined ? undefined : parentOf(parent);
-  if (base !== undefined && grandparent !== undefined) memo.delete(grandparent);
+  if (base !== undefined && grandparent !== undefined && !seeded.has(grandparent)) memo.delete(grandparent);
   return resolution;
 }
 
@@ -201,6 +204,7 @@ export function seedResolution(
     dropRuns: parts.dropRuns,
   };
   memo.set(plan, { log, resolution });
+  seeded.add(plan);
   return resolution;
 }
 
