@@ -277,10 +277,13 @@ async function main(): Promise<void> {
   }
   console.log(`engine, generated thread, budget ${BUDGET} tokens, gpt-4o; ${FULL ? "full" : "quick"} run\n`);
   console.log(table(rows));
-  writeFileSync(
-    join(repoRoot, "benchmarks/results/engine.json"),
-    `${JSON.stringify({ date: new Date().toISOString(), full: FULL, budget: BUDGET, rows }, null, 2)}\n`,
-  );
+  // A run of some backends only (--backends=…) is for investigation: the results file keeps the last full set.
+  if (only === undefined) {
+    writeFileSync(
+      join(repoRoot, "benchmarks/results/engine.json"),
+      `${JSON.stringify({ date: new Date().toISOString(), full: FULL, budget: BUDGET, rows }, null, 2)}\n`,
+    );
+  }
   console.log(`\n(sink ${sinkValue()})`);
 }
 
