@@ -163,7 +163,8 @@ export class ThreadLog {
   noteStoredIds(asked: Iterable<string>, found: ReadonlyMap<string, number>): void {
     const projection = this.#store.projection;
     if (projection === undefined) return;
-    const known = (projection.stored ??= new Map());
+    projection.stored ??= new Map();
+    const known = projection.stored;
     for (const id of asked) {
       const seq = found.get(id);
       // Only a seq below the floor can be one not held; one at or past it is held, or past this log value.
