@@ -44,6 +44,11 @@ async function plansOf(stores: Stores): Promise<string[]> {
   return Promise.all(versions.map(async (v) => serializePlan(await stores.plans.get("t", v))));
 }
 
+async function logOf(stores: Stores): Promise<string[]> {
+  const rows = await stores.log.read("t", 0, await stores.log.length("t"));
+  return rows.map(({ message }) => `${message.seq} ${message.id} ${message.hash}`);
+}
+
 async function checkThread(
   batches: ReadonlyArray<ReadonlyArray<MessageInput>>,
   turns: ReadonlyArray<Turn>,
@@ -76,6 +81,8 @@ async function checkThread(
       expect(actual).toEqual(expected);
     }
     expect(await plansOf(coldStores)).toEqual(await plansOf(warmStores));
+    // The cache-less writer appended from checkpoints: the same messages, ids (generated ones too) and hashes.
+    expect(await logOf(coldStores)).toEqual(await logOf(warmStores));
   } finally {
     await warm.idle();
     await stateless.idle();

@@ -138,6 +138,45 @@ describe("projected logs", () => {
     );
   });
 
+  it("check an append's ids as the whole log does from the store's answers, decoding nothing", () => {
+    // Unique ids (DESIGN.md, log): a worker restored from a checkpoint asks the store about a batch's ids
+    // (`noteStoredIds`) instead of reading the checkpoint's tail. Every id of the log, and fresh ones, supplied or
+    // generated, must be refused or taken exactly as by the whole log.
+    fc.assert(
+      fc.property(caseArb, fc.nat(), fc.boolean(), (c, pick, supply) => {
+        const made = arrange(c);
+        if (made === undefined) return;
+        const { full } = made;
+        const extended = made.projected.appendTrusted(full.messages.slice(made.prefix.length));
+        const existing = full.messages[pick % full.length]!.id;
+        const fresh = `fresh-${pick}`;
+        for (const id of supply ? [existing, fresh] : [undefined]) {
+          const batch: MessageInput[] = [
+            { ...(id === undefined ? {} : { id }), role: "user", parts: [text("x")] },
+          ];
+          const asked = batch.map((m, i) => m.id ?? `msg-${full.length + i}`);
+          const found = new Map(
+            asked.flatMap((a) => (full.seqOf(a) === undefined ? [] : [[a, full.seqOf(a)!]])),
+          );
+          extended.noteStoredIds(asked, found);
+          const outcome = (log: ThreadLog) => {
+            try {
+              return log.append(batch).at(full.length)!.id;
+            } catch (error) {
+              return (error as Error).constructor.name;
+            }
+          };
+          const before = made.decodes();
+          const mine = outcome(extended);
+          // A generated id another message already has needs the ids not held (the tail) for its next try.
+          if (made.decodes() === before) expect(mine).toBe(outcome(full));
+        }
+        if (supply) expect(made.decodes()).toBe(0);
+      }),
+      fcParams(200),
+    );
+  });
+
   it("refuse a checked append reusing the id of a message they do not hold", () => {
     const full = ThreadLog.from("t", [
       { id: "sys", role: "system", parts: [text("rules")] },

@@ -6,6 +6,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { ValidationError } from "../src/errors/ledger-error.js";
+import { storedFromRow } from "../src/stores/log-store.js";
 import {
   isStoredMessage,
   isTokenCounts,
@@ -130,17 +132,28 @@ describe("quick row checks (property)", () => {
       }),
     ) as Record<string, unknown>;
     expect(isStoredMessage(row)).toBe(true);
-    for (const bad of [
-      { ...row, seq: -1 },
-      { ...row, hash: "A".repeat(64) },
-      { ...row, role: "robot" },
-      { ...row, unknown: 1 },
-      { ...row, parts: [{ type: "tool_result", callId: "", content: "ok" }] },
-      { ...row, meta: { pinned: "yes" } },
-      { ...row, meta: { custom: Number.NaN } },
-    ]) {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ ...row, seq: -1 }, "seq"],
+      [{ ...row, hash: "A".repeat(64) }, "hash"],
+      [{ ...row, role: "robot" }, "role"],
+      [{ ...row, unknown: 1 }, "unknown"],
+      [{ ...row, parts: [{ type: "tool_result", callId: "", content: "ok" }] }, "parts[0].callId"],
+      [{ ...row, meta: { pinned: "yes" } }, "meta.pinned"],
+      [{ ...row, meta: { custom: Number.NaN } }, "meta.custom"],
+    ];
+    for (const [bad, field] of cases) {
       expect(isStoredMessage(bad)).toBe(false);
       expect(storedMessageSchema.safeParse(bad).success).toBe(false);
+      // Read back as a store row (decoded, as PostgreSQL hands JSON over), the error names the field.
+      const error = (() => {
+        try {
+          storedFromRow("t1", bad, {});
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).where).toMatchObject({ threadId: "t1", field });
     }
   });
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { LedgerError, ValidationError } from "../errors/ledger-error.js";
+import { ValidationError } from "../errors/ledger-error.js";
 import type { PendingCallMode } from "../render/render-prompt.js";
 import type { Stores } from "../stores/stores.js";
 import { DEFAULT_PIPELINE_CONFIG } from "../strategies/default-pipeline.js";
@@ -15,6 +15,7 @@ import { lookupModel } from "../tokens/model-table.js";
 import { createTokenBudget, type TokenBudget, type TokenBudgetOptions } from "../tokens/token-budget.js";
 import { BackgroundRuns } from "./background-runs.js";
 import { CalibrationCache } from "./calibration.js";
+import { reportError } from "./compaction-steps.js";
 import { createEventSink, type EventSink } from "./engine-events.js";
 import { type ContextEngineOptions, type EngineSettings, parseEngineOptions } from "./engine-options.js";
 import { createStoredCounter, type StoredCounter } from "./stored-counter.js";
@@ -164,8 +165,7 @@ export function createEngineCore(options: ContextEngineOptions): EngineCore {
         ? [options.events]
         : options.events;
   const cache = new ThreadCache(options.stores, counter, settings.cacheThreads);
-  const events = createEventSink(listeners, now);
-  return {
+  const core: EngineCore = {
     stores: options.stores,
     settings,
     counter,
@@ -174,7 +174,7 @@ export function createEngineCore(options: ContextEngineOptions): EngineCore {
     full: pipelines.full,
     background: settings.summarization === "background" && pipelines.inline !== pipelines.full,
     pendingCalls: pipelines.full.pendingCalls,
-    events,
+    events: createEventSink(listeners, now),
     cache,
     calibration: new CalibrationCache(options.stores.calls, settings.calibration, now),
     locks: new ThreadLocks(),
@@ -182,14 +182,10 @@ export function createEngineCore(options: ContextEngineOptions): EngineCore {
     checkpoints: new CheckpointWriter(
       options.stores,
       (threadId) => cache.peek(threadId),
-      (threadId, error) =>
-        events.emit("error", threadId, {
-          operation: "checkpoint",
-          code: error instanceof LedgerError ? error.code : "UNEXPECTED",
-          message: error instanceof Error ? error.message : String(error),
-        }),
+      (threadId, error) => reportError(core, "checkpoint", threadId, error),
     ),
     now,
     newCallId: options.newCallId ?? (() => randomUUID()),
   };
+  return core;
 }

@@ -25,7 +25,10 @@ export interface EngineEventMap {
    */
   readonly loaded: {
     readonly source: "warm" | "cold" | "checkpoint";
-    /** Set when the operation first ran on a checkpoint and needed a message it did not hold: what it was. */
+    /**
+     * Set when the operation ran before on a checkpoint and needed what it did not hold (the checkpoint's tail,
+     * or a message): what it was. The source then says what was loaded instead.
+     */
     readonly fallback?: string;
     readonly messages: number;
     readonly planVersion: number;

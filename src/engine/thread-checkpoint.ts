@@ -14,6 +14,7 @@
  */
 import { z } from "zod";
 import { LedgerError, MessageNotLoadedError, ValidationError } from "../errors/ledger-error.js";
+import { countBelow } from "../log/history-store.js";
 import type { Message } from "../log/message.js";
 import { type LogCheckpoint, ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
@@ -168,18 +169,9 @@ export function makeCheckpoint(log: ThreadLog, plan: CompactionPlan): ThreadChec
   };
 }
 
+/** Whether a seq lies in the `[start, end)` runs: an odd number of run bounds is at or below it. */
 function heldTest(held: ReadonlyArray<number>): (seq: number) => boolean {
-  return (seq) => {
-    let lo = 0;
-    let hi = held.length / 2 - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      if (seq < held[2 * mid]!) hi = mid - 1;
-      else if (seq >= held[2 * mid + 1]!) lo = mid + 1;
-      else return true;
-    }
-    return false;
-  };
+  return (seq) => countBelow(held, seq + 1) % 2 === 1;
 }
 
 /** A thread restored from a checkpoint: the log at the stored length (projected) and the plan version. */

@@ -21,7 +21,7 @@ import {
   type RetentionMemo,
 } from "./tool-result-facts.js";
 import { primeRetention, retentionPolicyOf } from "./tool-result-retention.js";
-import { WINDOW_PREFIX, windowedGroups } from "./window-trigger.js";
+import { WINDOW_PREFIX, windowedGroups, windowScopeOf } from "./window-trigger.js";
 
 /** One memo as a checkpoint carries it: its history-memo key and its state (JSON). */
 export interface MemoCheckpoint {
@@ -152,9 +152,7 @@ const summaryKind: MemoKind = {
 const windowKind: MemoKind = {
   prefix: WINDOW_PREFIX,
   prime: (log, resolution, key) => {
-    const [keepSystem, keepLastUser] = key.slice(WINDOW_PREFIX.length).split(":");
-    const scope = { keepSystem: keepSystem === "true", keepLastUser: keepLastUser === "true" };
-    windowedGroups(log, resolution, scope);
+    windowedGroups(log, resolution, windowScopeOf(key));
     return true;
   },
   sweep: (log, key) => log.peekHistoryMemo(key) as GroupSweep<unknown> | undefined,

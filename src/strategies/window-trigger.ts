@@ -131,6 +131,17 @@ export interface WindowScope {
 /** The history-memo key prefix of window sweeps (`keepSystem:keepLastUser` follows it). */
 export const WINDOW_PREFIX = "windowedGroups:";
 
+/** The history-memo key of the window sweep of `scope`. */
+function windowMemoKey(scope: WindowScope): string {
+  return `${WINDOW_PREFIX}${scope.keepSystem}:${scope.keepLastUser}`;
+}
+
+/** The scope a window sweep's history-memo key (see `windowMemoKey`) was made for. */
+export function windowScopeOf(key: string): WindowScope {
+  const [keepSystem, keepLastUser] = key.slice(WINDOW_PREFIX.length).split(":");
+  return { keepSystem: keepSystem === "true", keepLastUser: keepLastUser === "true" };
+}
+
 /** The group index of the latest user message, or -1. */
 export function lastUserGroup(log: ThreadLog): number {
   const seq = log.lastUserSeq;
@@ -149,10 +160,7 @@ export function windowedGroups(log: ThreadLog, resolution: SeqResolution, scope:
   const lastUser = scope.keepLastUser ? lastUserGroup(log) : -1;
   // Only groups left open for the plan (or an ancestor) are looked at: a pinned group, a kept system prompt and
   // a summarized, externalized or dropped group stay out of every window until an action changes that.
-  const sweep = log.historyMemo(
-    `${WINDOW_PREFIX}${scope.keepSystem}:${scope.keepLastUser}`,
-    () => new GroupSweep(),
-  );
+  const sweep = log.historyMemo(windowMemoKey(scope), () => new GroupSweep());
   const out: Group[] = [];
   const open: number[] = [];
   for (const index of sweep.groupsToVisit(
