@@ -165,3 +165,44 @@ describe("checkpoint tails", () => {
     }
   });
 });
+
+describe("background runs on a restored thread", () => {
+  it("a summary absorbing an earlier one is made on the projection, without reading the whole log", async () => {
+    const watched = watchedStores();
+    const reads: Array<[number, number]> = [];
+    const log = watched.stores.log;
+    const stores: Stores = {
+      ...watched.stores,
+      log: {
+        ...log,
+        read: (thread, from = 0, to = Number.POSITIVE_INFINITY) => {
+          reads.push([from, to]);
+          return log.read(thread, from, to);
+        },
+      },
+    };
+    const warm = propertyEngine(stores, "background");
+    await warm.append("t", rounds(0, 40));
+    await turn(warm);
+    const plans = stores.plans;
+    const before = await plans.get("t", await plans.latestVersion!("t"));
+    const summaries = (p: typeof before) => p.actions.filter((a) => a.kind === "summarize");
+    expect(summaries(before)).toHaveLength(1);
+    await warm.append("t", rounds(40, 30));
+    reads.length = 0;
+    const events: EngineEvent[] = [];
+    const cold = propertyEngine(stores, "background", { cacheThreads: 0, events: (e) => events.push(e) });
+    await turn(cold);
+    const after = await plans.get("t", await plans.latestVersion!("t"));
+    // The background run committed a summary that absorbs the first one (its span starts where that one's did).
+    expect(events.filter((e) => e.type === "completed" && e.operation === "background")).toHaveLength(1);
+    expect(events.some((e) => e.type === "background_discarded")).toBe(false);
+    const [old] = summaries(before);
+    const grown = summaries(after).at(-1)!;
+    expect(grown.span.length).toBeGreaterThan(old!.span.length);
+    expect(grown.span.slice(0, old!.span.length)).toEqual(old!.span);
+    expect(loads(events)).toEqual(["checkpoint"]);
+    // Only the rows that render and those appended since were read: never the thread from its start.
+    expect(reads.filter(([from, to]) => from === 0 && to >= 160)).toEqual([]);
+  });
+});

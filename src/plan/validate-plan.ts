@@ -139,9 +139,14 @@ function describeIssues(plan: CompactionPlan, resolved: SeqResolution, from: num
 function touchedGroups(plan: CompactionPlan, log: ThreadLog, from: number): number[] {
   const touched = new Set<number>();
   for (let a = from; a < plan.actions.length; a++) {
+    const action = plan.actions[a]!;
+    // A projected log holds every group with a message that renders as itself, so a group it does not hold
+    // renders none (summarized, externalized or dropped whole): an action removing more of it cannot split it.
+    const removes = !keepsMessage[action.kind];
     let hint = -1;
-    for (const id of plan.actions[a]!.span) {
+    for (const id of action.span) {
       hint = log.seqOf(id, hint + 1)!;
+      if (removes && !log.holds(hint)) continue;
       touched.add(log.groupIndexOf(hint));
     }
   }

@@ -132,6 +132,9 @@ export function renderedGroupTokens(
     const seq = log.seqOf(first, hint);
     if (seq === undefined) continue;
     hint = seq;
+    // A projected log does not know the group of a message it does not hold (a summary's first source, say).
+    // Every group a caller can name there is held whole, so those tokens belong to none it can ask about.
+    if (!log.holds(seq)) continue;
     perGroup[log.groupIndexOf(seq)]! += message.tokens;
   }
   return perGroup;
