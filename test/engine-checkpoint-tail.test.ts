@@ -9,7 +9,7 @@ import type { ContextEngine } from "../src/engine/context-engine.js";
 import type { EngineEvent } from "../src/engine/engine-events.js";
 import { createStoredCounter } from "../src/engine/stored-counter.js";
 import { CHECKPOINT_FORMAT, loadCheckpointed, makeCheckpoint } from "../src/engine/thread-checkpoint.js";
-import { MessageNotLoadedError } from "../src/errors/ledger-error.js";
+import { CheckpointUnfitError, MessageNotLoadedError } from "../src/errors/ledger-error.js";
 import type { MessageInput } from "../src/log/message.js";
 import type { CheckpointStore } from "../src/stores/checkpoint-store.js";
 import { createMemoryStores } from "../src/stores/memory/memory-stores.js";
@@ -40,17 +40,24 @@ function rounds(from: number, count: number): MessageInput[] {
 }
 
 /** Stores whose checkpoint tails are counted, and can be made to have vanished. */
-function watchedStores(): { stores: Stores; tailReads: () => number; dropTails: () => void } {
+function watchedStores(): {
+  stores: Stores;
+  tailReads: () => number;
+  dropTails: () => void;
+  spoilTails: (spoil: (tail: string) => string) => void;
+} {
   const base = createMemoryStores();
   const checkpoints = base.checkpoints!;
   let reads = 0;
   let gone = false;
+  let spoilt = (tail: string) => tail;
   const watched: CheckpointStore = {
     put: (cp) => checkpoints.put(cp),
     latest: (...args) => checkpoints.latest(...args),
     tail: async (...args) => {
       reads++;
-      return gone ? undefined : checkpoints.tail(...args);
+      const tail = gone ? undefined : await checkpoints.tail(...args);
+      return tail === undefined ? undefined : spoilt(tail);
     },
   };
   return {
@@ -58,6 +65,9 @@ function watchedStores(): { stores: Stores; tailReads: () => number; dropTails: 
     tailReads: () => reads,
     dropTails: () => {
       gone = true;
+    },
+    spoilTails: (spoil) => {
+      spoilt = spoil;
     },
   };
 }
@@ -163,6 +173,59 @@ describe("checkpoint tails", () => {
         cp.logLength + 2,
       );
     }
+  });
+});
+
+describe("a tail that does not fit its checkpoint", () => {
+  const spoilers: ReadonlyArray<[string, (tail: string) => string]> = [
+    ["not JSON", (tail) => `{${tail}`],
+    ["no second line", (tail) => tail.split("\n")[0]!],
+    ["an id missing", (tail) => tail.replace(/^\["[^"]*",/, "[")],
+    ["an id not a string", (tail) => tail.replace(/^\["[^"]*",/, "[7,")],
+  ];
+  for (const [name, spoil] of spoilers) {
+    it(`(${name}) sends the operation that read it to the whole log`, async () => {
+      const { stores, warm, cp, spoilTails } = await compactedThread();
+      // As in the test above: the next append's generated id is taken, so the append reads the absent ids.
+      await warm.append("t", [{ id: `msg-${cp.logLength + 1}`, role: "user", parts: [] }]);
+      spoilTails(spoil);
+      const events: EngineEvent[] = [];
+      const cold = propertyEngine(stores, "inline", { cacheThreads: 0, events: (e) => events.push(e) });
+      const appended = await cold.append("t", [{ role: "user", parts: [{ type: "text", text: "next" }] }]);
+      expect(appended.ids).toEqual([`msg-${cp.logLength + 1}-1`]);
+      expect(loads(events)).toEqual(["checkpoint", "checkpoint again", "cold again"]);
+      const reason = events.flatMap((e) => (e.type === "loaded" ? [e.fallback ?? ""] : []))[2];
+      expect(reason).toMatch(/checkpoint unusable: its tail/);
+    });
+  }
+
+  it("a retired action missing from it is found when first read, as a load the whole log answers", async () => {
+    const { stores, warm, spoilTails } = await compactedThread();
+    // Turns until the plan has an action that governs nothing any more (a summary took all of a clear's span).
+    let cp = undefined as Awaited<ReturnType<CheckpointStore["latest"]>>;
+    for (let round = 1; round <= 6; round++) {
+      await warm.append("t", rounds(40 * round, 40));
+      const { stats } = await turn(warm);
+      cp = await stores.checkpoints!.latest("t", stats.planVersion, 160 * (round + 1));
+      if (cp?.body.includes('"retired"')) break;
+    }
+    spoilTails((tail) => `${tail.split("\n")[0]}\n${JSON.stringify({ retired: [], deferred: [] })}`);
+    const header = JSON.parse(cp!.body) as { plan: { actions: Array<{ retired?: number }> } };
+    const retired = header.plan.actions.findIndex((a) => a.retired !== undefined);
+    expect(retired).toBeGreaterThanOrEqual(0);
+    const counter = createStoredCounter(simpleCounter());
+    const { plan } = (await loadCheckpointed(stores, counter, "t", cp!.planVersion, cp!.logLength, true))!;
+    const error = (() => {
+      try {
+        return plan.actions[retired]!.record;
+      } catch (e) {
+        return e;
+      }
+    })();
+    // Not fetchable (the tail was read): the engine's answer to such an error is the whole log.
+    expect(error).toBeInstanceOf(CheckpointUnfitError);
+    expect((error as MessageNotLoadedError).fetch).toBeUndefined();
+    expect((error as Error).message).toMatch(/retired action missing/);
   });
 });
 

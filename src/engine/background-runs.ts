@@ -96,11 +96,11 @@ async function runJob(core: EngineCore, job: BackgroundJob): Promise<void> {
     let result = await core.full.run({ ...input, log: ranOn });
     if (!result.ok && result.error instanceof MessageNotLoadedError) {
       // The turn's log came from a checkpoint and the run needed more of it: run again on the whole log at the
-      // same length, as a worker that had it all would have. The plan too came from the checkpoint: read its
-      // tail first (the parts of the plan a turn does not read are kept there).
-      await result.error.fetch?.();
+      // same length and on the stored plan, as a worker that had it all would have (the restored plan keeps
+      // parts in the checkpoint's tail, which may be gone or unfit by now).
       ranOn = await core.cache.wholeLog(job.threadId, job.log.length);
-      result = await core.full.run({ ...input, log: ranOn });
+      const plan = await core.stores.plans.get(job.threadId, job.basePlan.version);
+      result = await core.full.run({ ...input, plan, log: ranOn });
     }
     reportSteps(core, "background", job.threadId, result.report);
     if (!result.ok) return discard(core, job, `the run failed: ${result.error.message}`);

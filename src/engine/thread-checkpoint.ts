@@ -13,7 +13,12 @@
  * checkpoint written from a restored thread reads the tail first (it carries those parts forward).
  */
 import { z } from "zod";
-import { LedgerError, MessageNotLoadedError, ValidationError } from "../errors/ledger-error.js";
+import {
+  CheckpointUnfitError,
+  LedgerError,
+  MessageNotLoadedError,
+  ValidationError,
+} from "../errors/ledger-error.js";
 import { countBelow } from "../log/history-store.js";
 import type { Message } from "../log/message.js";
 import { type LogCheckpoint, ThreadLog } from "../log/thread-log.js";
@@ -207,7 +212,7 @@ class CheckpointTail {
       );
     }
     const newline = this.#text.indexOf("\n");
-    if (newline < 0) throw new ValidationError("checkpoint tail has no second line", this.#where());
+    if (newline < 0) throw new CheckpointUnfitError("its tail has no second line", this.#where());
     return line === 0 ? this.#text.slice(0, newline) : this.#text.slice(newline + 1);
   }
 
@@ -220,13 +225,16 @@ class CheckpointTail {
     else this.#text = text;
   }
 
-  /** Parses line `line` with `schema`, or throws `ValidationError` naming the checkpoint's tail. */
+  /**
+   * Parses line `line` with `schema`, or throws `CheckpointUnfitError` naming the checkpoint's tail (read late,
+   * mid-operation: the operation then runs again on the whole log).
+   */
   parse<T>(line: 0 | 1, schema: z.ZodType<T>): T {
     const text = this.line(line);
     try {
       return schema.parse(JSON.parse(text));
     } catch (error) {
-      throw new ValidationError(`checkpoint tail unreadable: ${(error as Error).message}`, this.#where());
+      throw new CheckpointUnfitError(`its tail is unreadable: ${(error as Error).message}`, this.#where());
     }
   }
 
@@ -282,7 +290,17 @@ export async function loadCheckpointed(
     const at = ThreadLog.restore(
       cp,
       heldRows.map((r) => r.message),
-      () => tail.parse(0, absentSchema),
+      () => {
+        const ids = tail.parse(0, absentSchema);
+        const absent = cp.length - heldCount;
+        if (ids.length !== absent) {
+          throw new CheckpointUnfitError(`its tail names ${ids.length} messages not held, not ${absent}`, {
+            threadId,
+            field: "checkpoint.tail",
+          });
+        }
+        return ids;
+      },
     );
     let lazy: z.infer<typeof lazySchema> | undefined;
     const lazyPart = (): z.infer<typeof lazySchema> => {

@@ -193,3 +193,16 @@ export class MessageNotLoadedError extends LedgerError {
     this.fetch = fetch;
   }
 }
+
+/**
+ * A part of a checkpoint read only when first asked for (its tail, a retired action, a deferred field) is
+ * unreadable or does not fit the checkpoint. Nothing is read from it: like any `MessageNotLoadedError` without
+ * `fetch`, the operation runs again on the whole log (a checkpoint only ever saves work).
+ */
+export class CheckpointUnfitError extends MessageNotLoadedError {
+  constructor(problem: string, where: ErrorLocation = {}) {
+    super("the checkpoint", where);
+    const location = describeLocation(where);
+    this.message = `checkpoint unusable: ${problem}${location ? ` (at ${location})` : ""}; the whole log is read instead`;
+  }
+}

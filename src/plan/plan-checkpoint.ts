@@ -5,7 +5,7 @@
  * as the stored version (its spans are materialized from the log's ids when first read); its resolution and
  * validity are seeded so that a turn only resolves and validates what it adds.
  */
-import { ValidationError } from "../errors/ledger-error.js";
+import { CheckpointUnfitError } from "../errors/ledger-error.js";
 import { deepFreeze } from "../log/deep-freeze.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { ActionKind, ActionRecord, CompactionPlan, PlanAction } from "./compaction-plan.js";
@@ -166,7 +166,8 @@ function restoredRecord(
       get: () => {
         if (cached === undefined) {
           const entry = deferred()[marker];
-          if (entry?.field !== field) throw new ValidationError(`deferred field ${field} missing`, where);
+          if (entry?.field !== field)
+            throw new CheckpointUnfitError(`deferred field ${field} missing`, where);
           cached = deepFreeze(entry.value);
         }
         return cached;
@@ -188,7 +189,8 @@ export function firstSpanId(action: PlanAction): string | undefined {
 /**
  * The plan a checkpoint describes, on `log` (the checkpoint's log value, or one it restored): frozen, each span
  * built from its runs and the log's ids the first time it is read, its resolution and validity against `log`
- * seeded. Throws `ValidationError` naming the field when the checkpoint does not fit the log.
+ * seeded. Throws `CheckpointUnfitError` naming the field when the checkpoint does not fit the log — now, or for
+ * a part decoded later (a retired action, a deferred field) when it is first read.
  */
 export function restorePlan(
   threadId: string,
@@ -199,7 +201,7 @@ export function restorePlan(
 ): CompactionPlan {
   const where = (field: string) => ({ threadId, field: `checkpoint.plan.${field}` });
   if (checkpoint.basedOnSeq > log.length) {
-    throw new ValidationError(
+    throw new CheckpointUnfitError(
       `plan is based on seq ${checkpoint.basedOnSeq} past the log`,
       where("basedOnSeq"),
     );
@@ -212,7 +214,8 @@ export function restorePlan(
     const entry = (): ActionCheckpoint => {
       decoded ??= retired();
       const found = decoded[a.retired];
-      if (found?.kind !== a.kind) throw new ValidationError("retired action missing or of another kind", at);
+      if (found?.kind !== a.kind)
+        throw new CheckpointUnfitError("retired action missing or of another kind", at);
       return found;
     };
     return restoredAction(log, entry, a.kind, limit, at, false, deferred);
@@ -228,13 +231,13 @@ export function restorePlan(
   const runs = checkpoint.governedRuns;
   let floor = 0;
   if (runs.length % 3 !== 0)
-    throw new ValidationError("governed runs must be triples", where("governedRuns"));
+    throw new CheckpointUnfitError("governed runs must be triples", where("governedRuns"));
   for (let r = 0; r < runs.length; r += 3) {
     const start = runs[r]!;
     const end = runs[r + 1]!;
     const index = runs[r + 2]!;
     if (!(start >= floor && end > start && end <= limit && index >= 0 && index < actions.length)) {
-      throw new ValidationError(
+      throw new CheckpointUnfitError(
         `governed run ${r / 3} is out of order or out of range`,
         where("governedRuns"),
       );
@@ -251,7 +254,7 @@ export function restorePlan(
 
 /**
  * A frozen action whose span is built from its runs when first read. A live action's fields are checked now;
- * a retired one's (`entry` decodes them) when first read — a bad one then throws `ValidationError`.
+ * a retired one's (`entry` decodes them) when first read — a bad one then throws `CheckpointUnfitError`.
  */
 function restoredAction(
   log: ThreadLog,
@@ -268,7 +271,7 @@ function restoredAction(
       const a = entry();
       if (Array.isArray(a.runs)) checkRuns(a.runs, limit, where);
       if (a.record?.kind !== kind)
-        throw new ValidationError("record does not match the action's kind", where);
+        throw new CheckpointUnfitError("record does not match the action's kind", where);
       checked = { ...a, record: restoredRecord(a.record, deferred, where) };
     }
     return checked;
@@ -279,7 +282,7 @@ function restoredAction(
     const marker = (runs as DeferredMarker)[DEFERRED_KEY];
     const found = deferred()[marker];
     if (found?.field !== RUNS_FIELD || !Array.isArray(found.value)) {
-      throw new ValidationError("deferred runs missing", where);
+      throw new CheckpointUnfitError("deferred runs missing", where);
     }
     checkRuns(found.value as ReadonlyArray<number>, limit, where);
     return found.value as ReadonlyArray<number>;
@@ -314,9 +317,9 @@ function checkRuns(runs: ReadonlyArray<number>, limit: number, where: object): v
     if (
       !(Number.isInteger(start) && Number.isInteger(end) && start >= floor && end > start && end <= limit)
     ) {
-      throw new ValidationError(`run ${r / 2} is out of order or outside the plan's seqs`, where);
+      throw new CheckpointUnfitError(`run ${r / 2} is out of order or outside the plan's seqs`, where);
     }
     floor = end;
   }
-  if (runs.length % 2 !== 0) throw new ValidationError("runs must come in [start, end) pairs", where);
+  if (runs.length % 2 !== 0) throw new CheckpointUnfitError("runs must come in [start, end) pairs", where);
 }
