@@ -20,6 +20,8 @@ import { propertyEngine, type Turn, turnArb } from "./support/engine-turns.js";
 const RUNS = 150;
 /** Stateless loads: first attempts by source, then the runs again with the checkpoint's tail or the whole log. */
 const sources = { checkpoint: 0, cold: 0, warm: 0, withTail: 0, whole: 0 };
+/** Checkpoints the cache-less workers wrote: whole, or continuing a stored one's tail (by outcome). */
+const written = { whole: 0, stored: 0, exists: 0, missing: 0 };
 
 type Outcome =
   | { readonly ok: true; readonly hash: string; readonly request: string; readonly version: number }
@@ -55,7 +57,23 @@ async function checkThread(
   summarization: "inline" | "background",
 ): Promise<void> {
   const warmStores = createMemoryStores();
-  const coldStores = createMemoryStores();
+  const coldBase = createMemoryStores();
+  const checkpoints = coldBase.checkpoints!;
+  const coldStores: Stores = {
+    ...coldBase,
+    checkpoints: {
+      ...checkpoints,
+      put: async (cp) => {
+        written.whole++;
+        return checkpoints.put(cp);
+      },
+      putExtending: async (cp, base) => {
+        const outcome = await checkpoints.putExtending(cp, base);
+        written[outcome]++;
+        return outcome;
+      },
+    },
+  };
   const warm = propertyEngine(warmStores, summarization);
   const writer = propertyEngine(coldStores, summarization, { cacheThreads: 0 });
   const stateless = propertyEngine(coldStores, summarization, {
@@ -106,12 +124,17 @@ describe("thread checkpoints (property)", () => {
   }
 
   afterAll(() => {
-    console.log(`stateless loads: ${JSON.stringify(sources)}`);
+    console.log(
+      `stateless loads: ${JSON.stringify(sources)}; checkpoints written: ${JSON.stringify(written)}`,
+    );
     // The property must not pass vacuously: hundreds of turns started from a checkpoint (the others had no plan
     // version yet, or needed the whole log), most of those did not need the whole log, and some ran again with
     // the checkpoint's tail (a new action naming messages not held).
     expect(sources.checkpoint).toBeGreaterThan(RUNS);
     expect(sources.whole).toBeLessThan(sources.checkpoint / 2);
     expect(sources.withTail).toBeGreaterThan(0);
+    // Checkpoints written by a worker that had restored one continued its tail (the others followed full
+    // loads: a thread's first compaction, or a run that needed the whole log).
+    expect(written.stored).toBeGreaterThan(RUNS / 3);
   });
 });

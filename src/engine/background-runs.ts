@@ -94,6 +94,13 @@ async function runJob(core: EngineCore, job: BackgroundJob): Promise<void> {
     const input = { plan: job.basePlan, counter: core.counter, budget: job.budget };
     let ranOn = job.log;
     let result = await core.full.run({ ...input, log: ranOn });
+    if (!result.ok && result.error instanceof MessageNotLoadedError && result.error.fetch !== undefined) {
+      // The run named messages the turn's projection does not hold (a summary absorbing an earlier one): read
+      // the checkpoint's tail, which has their ids, and run again on the projection (the summarizer's answer
+      // is in the summary cache by now).
+      await result.error.fetch();
+      result = await core.full.run({ ...input, log: ranOn });
+    }
     if (!result.ok && result.error instanceof MessageNotLoadedError) {
       // The turn's log came from a checkpoint and the run needed more of it: run again on the whole log at the
       // same length and on the stored plan, as a worker that had it all would have (the restored plan keeps
@@ -140,7 +147,16 @@ async function commitJob(
   const figures = { tokensBefore: job.tokensAfter, tokensAfter: result.report.tokensAfter };
   try {
     const added = result.plan.actions.slice(job.basePlan.actions.length);
-    await commitPlan(core, "background", job.replaces, plan, figures, 1, added);
+    const commit = () => commitPlan(core, "background", job.replaces, plan, figures, 1, added);
+    try {
+      await commit();
+    } catch (error) {
+      // A version written whole (every so many deltas) lists every span: a restored plan reads the ids it does
+      // not hold from its checkpoint's tail first. Nothing was written.
+      if (!(error instanceof MessageNotLoadedError) || error.fetch === undefined) throw error;
+      await error.fetch();
+      await commit();
+    }
   } catch (error) {
     if (!(error instanceof VersionConflictError)) throw error;
     discard(core, job, "another writer committed first");

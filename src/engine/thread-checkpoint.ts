@@ -4,35 +4,32 @@
  * not the whole log. A checkpoint only ever saves work: anything wrong with one (missing, another format, a
  * body that does not fit the stored log) means a full load, and replay and audit never read them.
  *
- * Format `cl-checkpoint/2`. The body is one line of JSON, the header: the projected log's checkpoint, the plan
+ * Format `cl-checkpoint/3`. The body is one line of JSON, the header: the projected log's checkpoint, the plan
  * with spans as seq runs and its resolution, the digests of long summary source lists, the strategies' memos.
- * The tail, stored beside it and read only when asked for, is two lines of JSON: the ids of the messages not
- * held; the plan's retired actions (those governing nothing any more), the large record fields and the long
- * run lists of the others. A turn that reads an id not held, a retired action or such a field throws a
- * `MessageNotLoadedError` carrying `fetch`, and the engine runs it again on a checkpoint read with its tail; a
- * checkpoint written from a restored thread reads the tail first (it carries those parts forward).
+ * The tail (checkpoint-tail.ts), stored beside it and read only when asked for, holds the ids of the messages
+ * not held, the plan's retired actions (those governing nothing any more), the large record fields and the long
+ * run lists of the others. A turn that reads one of those throws a `MessageNotLoadedError` carrying `fetch`,
+ * and the engine runs it again on a checkpoint read with its tail. The next checkpoint of a history continues
+ * the tail of the last one stored from it (written or restored here): it adds only what changed, without
+ * reading the stored tail.
  */
 import { z } from "zod";
-import {
-  CheckpointUnfitError,
-  LedgerError,
-  MessageNotLoadedError,
-  ValidationError,
-} from "../errors/ledger-error.js";
+import { LedgerError, MessageNotLoadedError, ValidationError } from "../errors/ledger-error.js";
 import { countBelow } from "../log/history-store.js";
 import type { Message } from "../log/message.js";
 import { type LogCheckpoint, ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import {
-  type ActionCheckpoint,
+  continuesBase,
   type PlanCheckpoint,
+  type PlanCheckpointBase,
   planCheckpoint,
   restorePlan,
 } from "../plan/plan-checkpoint.js";
 import { resolveForLog } from "../plan/resolve-for-log.js";
 import { hashedAsDigest, sourcesDigest } from "../render/prompt-hash.js";
-import { governedIds, seedSpanSources, spanSources } from "../render/span-sources.js";
-import type { CheckpointStore, ThreadCheckpoint } from "../stores/checkpoint-store.js";
+import { governedIds, type SpanSources, seedSpanSources, spanSourcesOf } from "../render/span-sources.js";
+import type { ThreadCheckpoint } from "../stores/checkpoint-store.js";
 import type { StoredMessage } from "../stores/log-store.js";
 import type { Stores } from "../stores/stores.js";
 import {
@@ -42,10 +39,18 @@ import {
   primeMemos,
   restoreMemos,
 } from "../strategies/memo-checkpoint.js";
+import {
+  absentRuns,
+  CheckpointTail,
+  newlyAbsent,
+  seqList,
+  type TailLists,
+  tailChunk,
+} from "./checkpoint-tail.js";
 import type { StoredCounter } from "./stored-counter.js";
 
 /** The body format this module writes and reads. */
-export const CHECKPOINT_FORMAT = "cl-checkpoint/2";
+export const CHECKPOINT_FORMAT = "cl-checkpoint/3";
 
 /** The source list of a summary or pointer in force: its count, and its digest or (short lists) its ids. */
 interface SourcesCheckpoint {
@@ -63,11 +68,7 @@ interface CheckpointHeader {
 }
 
 const count = z.number().int().nonnegative();
-// Seq lists may hold tens of thousands of numbers: one loop checks them (a schema per element costs ~10×).
-const seqs = z.custom<number[]>(
-  (value) => Array.isArray(value) && value.every((n) => Number.isSafeInteger(n) && n >= 0),
-  "expected an array of integers ≥ 0",
-);
+const seqs = seqList;
 const logSchema = z.strictObject({
   threadId: z.string().min(1),
   length: z.number().int().positive(),
@@ -99,11 +100,6 @@ const actionSchema = z.strictObject({
   runs: z.union([seqs, z.strictObject({ $deferred: count })]),
   first: z.string().nullable(),
 });
-const absentSchema = z.array(z.string());
-const lazySchema = z.strictObject({
-  retired: z.array(actionSchema),
-  deferred: z.array(z.strictObject({ action: count, field: z.string(), value: z.unknown() })),
-});
 const headerSchema = z.strictObject({
   log: logSchema,
   plan: z.strictObject({
@@ -112,6 +108,8 @@ const headerSchema = z.strictObject({
     actions: z.array(z.union([actionSchema, z.strictObject({ kind: kindSchema, retired: count })])),
     governedRuns: seqs,
     dropRuns: seqs,
+    retiredCount: count,
+    deferredCount: count,
   }),
   sources: z.array(
     z.strictObject({
@@ -125,16 +123,62 @@ const headerSchema = z.strictObject({
 });
 
 /**
+ * A checkpoint stored from a history (written or restored in this process), which the next checkpoint of that
+ * history may continue: its key, the runs it holds and its plan's entries and source lists.
+ */
+export interface CheckpointBase {
+  readonly planVersion: number;
+  readonly logLength: number;
+  readonly held: ReadonlyArray<number>;
+  readonly plan: PlanCheckpointBase;
+  readonly sources: ReadonlyArray<SourcesCheckpoint>;
+}
+
+/** A checkpoint made, and what the one after it may continue once it is stored. */
+export interface MadeCheckpoint {
+  /**
+   * The checkpoint. With `extending`, its `tail` is what to append to the stored tail of that checkpoint
+   * (`CheckpointStore.putExtending`); otherwise the whole tail.
+   */
+  readonly checkpoint: ThreadCheckpoint;
+  readonly extending?: { readonly planVersion: number; readonly logLength: number };
+  readonly next: CheckpointBase;
+}
+
+// Per history: the last checkpoint stored from it (a history memo under this object key, never exported).
+const BASE_KEY = {};
+
+/** The checkpoint the next one of `log`'s history may continue, if one was stored from it here. */
+function checkpointBase(log: ThreadLog): CheckpointBase | undefined {
+  return (log.peekHistoryMemo(BASE_KEY) as { current?: CheckpointBase } | undefined)?.current;
+}
+
+/** Records (or forgets) the checkpoint the next one of `log`'s history may continue. */
+function setCheckpointBase(log: ThreadLog, base: CheckpointBase | undefined): void {
+  const holder = log.historyMemo(BASE_KEY, (): { current?: CheckpointBase } => ({}));
+  if (base === undefined) delete holder.current;
+  else holder.current = base;
+}
+
+/**
  * The checkpoint of `plan` (a committed version, valid for `log`) on `log`, or undefined when one cannot be
  * made (a span the plan cannot carry as runs, a history whose groups fused, a projected log lacking a group the
- * next turn needs). Primes the strategies' memos for `plan` on `log` first.
+ * next turn needs; with a `base`, a plan or log that does not continue it). Primes the strategies' memos for
+ * `plan` on `log` first. With `base` the tail made is what continues the base's stored tail: the base's actions
+ * are not read again, and a projected log need not have read its own checkpoint's tail.
  */
-export function makeCheckpoint(log: ThreadLog, plan: CompactionPlan): ThreadCheckpoint | undefined {
+export function makeCheckpoint(
+  log: ThreadLog,
+  plan: CompactionPlan,
+  base?: CheckpointBase,
+): MadeCheckpoint | undefined {
   if (plan.version < 1 || log.length === 0) return undefined;
-  // A restored log's ids not held (and its plan's retired parts) come from the tail of the checkpoint it was
-  // restored from: ask for them before anything else, so that a tail not read yet throws before any work.
-  if (log.projected) log.fullIdTable();
-  const planned = planCheckpoint(plan, log);
+  if (base !== undefined && (log.length < base.logLength || !continuesBase(plan, base.plan)))
+    return undefined;
+  // From scratch, a restored log's ids not held (and its plan's retired parts) come from the tail of the
+  // checkpoint it was restored from: ask for them before anything else, so a tail not read yet throws first.
+  if (base === undefined && log.projected) log.fullIdTable();
+  const planned = planCheckpoint(plan, log, base?.plan);
   if (planned === undefined) return undefined;
   const planPart = planned.plan;
   const resolution = resolveForLog(plan, log);
@@ -151,27 +195,83 @@ export function makeCheckpoint(log: ThreadLog, plan: CompactionPlan): ThreadChec
   }
   const made = log.checkpoint([...groups].sort((a, b) => a - b));
   if (made === undefined) return undefined;
-  const held = heldTest(made.checkpoint.held);
-  const memos = exportMemos(log, plan, keys, held);
-  const sources: SourcesCheckpoint[] = [];
-  decisions.forEach(({ kind }, action) => {
-    if ((kind !== "summarize" && kind !== "externalize") || resolution.governed[action] === 0) return;
-    const ids = spanSources(log, resolution, action);
-    sources.push(
-      hashedAsDigest(ids.length)
-        ? { action, count: ids.length, digest: sourcesDigest(ids) }
-        : { action, count: ids.length, ids: [...ids] },
-    );
-  });
+  const { held } = made.checkpoint;
+  let tail: string;
+  if (base === undefined) {
+    tail = tailChunk(absentRuns(held, log.length), made.absentIds, planned.retired, planned.deferred);
+  } else {
+    const added = newlyAbsent(base.held, base.logLength, held, log.length);
+    if (added === undefined) return undefined;
+    // Seqs held by the base's checkpoint or appended since: the log holds them, so it has their ids.
+    const ids: string[] = [];
+    for (let r = 0; r < added.length; r += 2) {
+      for (let seq = added[r]!; seq < added[r + 1]!; seq++) ids.push(log.idAt(seq)!);
+    }
+    tail = `\n${tailChunk(added, ids, planned.retired, planned.deferred)}`;
+  }
+  const memos = exportMemos(log, plan, keys, heldTest(held));
+  const sources = sourceLists(log, resolution, base);
   const header: CheckpointHeader = { log: made.checkpoint, plan: planPart, sources, memos };
   return {
-    threadId: log.threadId,
-    planVersion: plan.version,
-    logLength: log.length,
-    format: CHECKPOINT_FORMAT,
-    body: JSON.stringify(header),
-    tail: `${JSON.stringify(made.absentIds)}\n${JSON.stringify({ retired: planned.retired, deferred: planned.deferred })}`,
+    checkpoint: {
+      threadId: log.threadId,
+      planVersion: plan.version,
+      logLength: log.length,
+      format: CHECKPOINT_FORMAT,
+      body: JSON.stringify(header),
+      tail,
+    },
+    ...(base === undefined
+      ? {}
+      : { extending: { planVersion: base.planVersion, logLength: base.logLength } }),
+    next: {
+      planVersion: plan.version,
+      logLength: log.length,
+      held,
+      plan: {
+        actions: plan.actions,
+        entries: planPart.actions,
+        retiredCount: planPart.retiredCount,
+        deferredCount: planPart.deferredCount,
+      },
+      sources,
+    },
   };
+}
+
+/**
+ * The source list of every summary and pointer in force. An action of the base governing as many messages as
+ * then governs the same ones (an action only loses messages to later ones), so its list is the base's; a list
+ * seeded from a checkpoint is taken by its count and digest; any other is built.
+ */
+function sourceLists(
+  log: ThreadLog,
+  resolution: ReturnType<typeof resolveForLog>,
+  base: CheckpointBase | undefined,
+): SourcesCheckpoint[] {
+  const before = new Map(base?.sources.map((s) => [s.action, s]));
+  const out: SourcesCheckpoint[] = [];
+  resolution.decisions.forEach(({ kind }, action) => {
+    const governed = resolution.governed[action]!;
+    if ((kind !== "summarize" && kind !== "externalize") || governed === 0) return;
+    const known = before.get(action);
+    if (known !== undefined && known.count === governed) {
+      out.push(known);
+      return;
+    }
+    out.push(sourceList(action, spanSourcesOf(log, resolution, action)));
+  });
+  return out;
+}
+
+function sourceList(action: number, sources: SpanSources): SourcesCheckpoint {
+  if (!sources.ready && sources.digest !== undefined) {
+    return { action, count: sources.count, digest: sources.digest };
+  }
+  const ids = sources.ids();
+  return hashedAsDigest(ids.length)
+    ? { action, count: ids.length, digest: sourcesDigest(ids) }
+    : { action, count: ids.length, ids: [...ids] };
 }
 
 /** Whether a seq lies in the `[start, end)` runs: an odd number of run bounds is at or below it. */
@@ -185,62 +285,6 @@ export interface RestoredThread {
   readonly plan: CompactionPlan;
   /** The log length the checkpoint was written at. */
   readonly checkpointLength: number;
-}
-
-/**
- * A restored checkpoint's tail, read from the store the first time something asks for it. Before then, `text`
- * throws `MessageNotLoadedError` whose `fetch` reads it (none once the store no longer holds it: a full load).
- */
-class CheckpointTail {
-  #text: string | undefined;
-  #gone = false;
-
-  constructor(
-    private readonly checkpoints: CheckpointStore,
-    private readonly key: ThreadCheckpoint,
-  ) {}
-
-  /** Line `line` (0: absent ids, 1: retired actions and deferred fields) of the tail. */
-  line(line: 0 | 1): string {
-    if (this.#text === undefined) {
-      const fetch = this.#gone ? undefined : () => this.load();
-      throw new MessageNotLoadedError(
-        "the checkpoint's tail (ids of messages not held, retired actions, long fields)",
-        { threadId: this.key.threadId },
-        undefined,
-        fetch,
-      );
-    }
-    const newline = this.#text.indexOf("\n");
-    if (newline < 0) throw new CheckpointUnfitError("its tail has no second line", this.#where());
-    return line === 0 ? this.#text.slice(0, newline) : this.#text.slice(newline + 1);
-  }
-
-  /** Reads the tail (once; nothing when already read or gone). */
-  async load(): Promise<void> {
-    if (this.#text !== undefined || this.#gone) return;
-    const { threadId, planVersion, logLength } = this.key;
-    const text = await this.checkpoints.tail(threadId, planVersion, logLength);
-    if (text === undefined) this.#gone = true;
-    else this.#text = text;
-  }
-
-  /**
-   * Parses line `line` with `schema`, or throws `CheckpointUnfitError` naming the checkpoint's tail (read late,
-   * mid-operation: the operation then runs again on the whole log).
-   */
-  parse<T>(line: 0 | 1, schema: z.ZodType<T>): T {
-    const text = this.line(line);
-    try {
-      return schema.parse(JSON.parse(text));
-    } catch (error) {
-      throw new CheckpointUnfitError(`its tail is unreadable: ${(error as Error).message}`, this.#where());
-    }
-  }
-
-  #where() {
-    return { threadId: this.key.threadId, field: "checkpoint.tail" };
-  }
 }
 
 /**
@@ -290,29 +334,20 @@ export async function loadCheckpointed(
     const at = ThreadLog.restore(
       cp,
       heldRows.map((r) => r.message),
-      () => {
-        const ids = tail.parse(0, absentSchema);
-        const absent = cp.length - heldCount;
-        if (ids.length !== absent) {
-          throw new CheckpointUnfitError(`its tail names ${ids.length} messages not held, not ${absent}`, {
-            threadId,
-            field: "checkpoint.tail",
-          });
-        }
-        return ids;
-      },
+      () => tail.absentIds(cp.held, cp.length),
     );
-    let lazy: z.infer<typeof lazySchema> | undefined;
-    const lazyPart = (): z.infer<typeof lazySchema> => {
-      lazy ??= tail.parse(1, lazySchema);
-      return lazy;
+    const counts = { retired: header.plan.retiredCount, deferred: header.plan.deferredCount };
+    let lists: TailLists | undefined;
+    const listsOf = (): TailLists => {
+      lists ??= tail.lists(counts);
+      return lists;
     };
     const plan = restorePlan(
       threadId,
       header.plan,
       at,
-      () => lazyPart().retired as ReadonlyArray<ActionCheckpoint>,
-      () => lazyPart().deferred,
+      () => listsOf().retired,
+      () => listsOf().deferred,
     );
     const resolution = resolveForLog(plan, at);
     for (const s of header.sources) {
@@ -326,6 +361,19 @@ export async function loadCheckpointed(
       });
     }
     restoreMemos(at, resolution, header.memos);
+    // The next checkpoint written from this history continues this one's tail.
+    setCheckpointBase(at, {
+      planVersion: version,
+      logLength: cp.length,
+      held: cp.held,
+      plan: {
+        actions: plan.actions,
+        entries: header.plan.actions,
+        retiredCount: counts.retired,
+        deferredCount: counts.deferred,
+      },
+      sources: header.sources,
+    });
     const log = since.length === 0 ? at : at.appendTrusted(since.map((r) => r.message as Message));
     return { log, plan, checkpointLength: cp.length };
   } catch (error) {
@@ -395,21 +443,47 @@ export class CheckpointWriter {
     const current = this.current(log.threadId);
     if (current !== undefined && current.plan.version > plan.version) return;
     const source = current?.plan === plan && current.log.extends(log) ? current.log : log;
-    let checkpoint: ThreadCheckpoint | undefined;
-    try {
-      checkpoint = makeCheckpoint(source, plan);
-    } catch (error) {
-      // A restored thread carries its checkpoint's tail forward: read it, then write (makeCheckpoint asks for
-      // the tail before any other work, so the first attempt left nothing half done).
-      if (!(error instanceof MessageNotLoadedError) || error.fetch === undefined) throw error;
-      await error.fetch();
-      checkpoint = makeCheckpoint(source, plan);
+    const checkpoints = this.stores.checkpoints!;
+    const base = checkpointBase(source);
+    if (base !== undefined) {
+      // Continue the tail of the last checkpoint stored from this history: only what changed is made and sent.
+      const made = await makeFetching(source, plan, base);
+      if (made?.extending !== undefined) {
+        const outcome = await checkpoints.putExtending(made.checkpoint, made.extending);
+        if (outcome === "stored") setCheckpointBase(source, made.next);
+        // "exists": another worker stored this key first (its tail is its own); the base stays as it was.
+        if (outcome !== "missing") return;
+        // The base was trimmed meanwhile: make a whole one.
+        setCheckpointBase(source, undefined);
+      }
     }
-    if (checkpoint !== undefined) await this.stores.checkpoints!.put(checkpoint);
+    const made = await makeFetching(source, plan, undefined);
+    if (made !== undefined && (await checkpoints.put(made.checkpoint))) setCheckpointBase(source, made.next);
   }
 
   /** Resolves when no write is left (including writes scheduled while waiting). */
   async idle(): Promise<void> {
     while (this.#chains.size > 0) await Promise.allSettled([...this.#chains.values()]);
+  }
+}
+
+/**
+ * `makeCheckpoint`, reading the restored checkpoint's tail first when it asks for it (the first attempt left
+ * nothing half done: it asks before any other work, or before anything is kept). Undefined when no checkpoint
+ * can be made from this log: it needs what neither it nor the store has any more.
+ */
+async function makeFetching(
+  log: ThreadLog,
+  plan: CompactionPlan,
+  base: CheckpointBase | undefined,
+): Promise<MadeCheckpoint | undefined> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return makeCheckpoint(log, plan, base);
+    } catch (error) {
+      if (!(error instanceof MessageNotLoadedError)) throw error;
+      if (error.fetch === undefined || attempt > 0) return undefined;
+      await error.fetch();
+    }
   }
 }

@@ -406,12 +406,13 @@ export class ThreadLog {
    * plus those every projection holds: pinned messages, calls still waiting for results (a later result must
    * find its call) and the last message (whose hash the checkpoint carries). Undefined when it cannot be made: a projected log that does not hold all of those
    * groups, or a history where a tool message fused two groups (its groups are recomputed from every message).
-   * The ids of the messages not held are returned beside it, in seq order.
+   * The ids of the messages not held are returned beside it, in seq order (listed when first read).
    */
   checkpoint(
     groups: ReadonlyArray<number>,
   ): { readonly checkpoint: LogCheckpoint; readonly absentIds: ReadonlyArray<string> } | undefined {
     if (this.length === 0 || !this.stableGroupIndices) return undefined;
+    const log = this;
     const index = this.#groupIndex();
     const wanted = new Set(groups);
     for (const seq of this.pinnedSeqs) wanted.add(index.indexOf(seq));
@@ -426,11 +427,6 @@ export class ThreadLog {
     const seqs = state.groups.flatMap((g) => g.group.seqs).sort((a, b) => a - b);
     // Whole groups never share a seq, so the sorted seqs strictly ascend.
     const held = ascendingRuns(seqs)!;
-    const absentIds: string[] = [];
-    const ids = this.fullIdTable();
-    forEachAbsentSeq(held, this.length, (seq) => {
-      absentIds.push(ids[seq]!);
-    });
     const pairing = seqs
       .filter((seq) => this.#store.messages[seq]!.role === "tool")
       .map((seq) => [seq, ...this.callSeqsOfParts(seq)]);
@@ -452,7 +448,24 @@ export class ThreadLog {
         openCalls,
       })),
     };
-    return { checkpoint, absentIds };
+    let absentIds: string[] | undefined;
+    const length = this.length;
+    return {
+      checkpoint,
+      // Listed when first read: a checkpoint continuing an earlier one's tail lists only some of them, and a
+      // projected log has them only after reading its own checkpoint's tail.
+      get absentIds() {
+        if (absentIds === undefined) {
+          const ids = log.fullIdTable();
+          const list: string[] = [];
+          forEachAbsentSeq(held, length, (seq) => {
+            list.push(ids[seq]!);
+          });
+          absentIds = list;
+        }
+        return absentIds;
+      },
+    };
   }
 
   /** Whether every message of group `g` (as it is at this length) is held. */

@@ -52,15 +52,48 @@ export interface PlanCheckpoint {
   readonly governedRuns: ReadonlyArray<number>;
   /** The resolution's dropped runs. */
   readonly dropRuns: ReadonlyArray<number>;
+  /**
+   * How many retired actions and deferred fields the checkpoint's tail holds in all: the indices that entries
+   * a later checkpoint adds to the same tail start from.
+   */
+  readonly retiredCount: number;
+  readonly deferredCount: number;
+}
+
+/**
+ * The action entries of a checkpoint already stored, for one whose tail continues that one's: the entries of
+ * the actions a plan shares with it (the same action objects, in order) are reused as they are — an action is
+ * never read or encoded twice, and its retired entry or deferred fields stay where the stored tail has them.
+ */
+export interface PlanCheckpointBase {
+  /** The actions the entries encode, in plan order. */
+  readonly actions: ReadonlyArray<PlanAction>;
+  readonly entries: ReadonlyArray<ActionCheckpoint | RetiredAction>;
+  readonly retiredCount: number;
+  readonly deferredCount: number;
+}
+
+/** A base with no entries: the checkpoint holds a whole tail of its own. */
+const NO_BASE: PlanCheckpointBase = { actions: [], entries: [], retiredCount: 0, deferredCount: 0 };
+
+/** Whether `plan` starts with the base's actions (the same objects, in order), so it can continue that base. */
+export function continuesBase(plan: CompactionPlan, base: PlanCheckpointBase): boolean {
+  if (plan.actions.length < base.actions.length) return false;
+  for (let i = 0; i < base.actions.length; i++) if (plan.actions[i] !== base.actions[i]) return false;
+  return true;
 }
 
 /**
  * The checkpoint form of a plan valid for `log`, or undefined when the plan cannot travel as runs: a span id
- * the log does not know (or not before `basedOnSeq`), or a span out of log order or naming an id twice.
+ * the log does not know (or not before `basedOnSeq`), or a span out of log order or naming an id twice. With a
+ * `base` the plan continues (see `continuesBase`), the actions it shares with the base keep the base's
+ * entries, and `retired` and `deferred` list only what this checkpoint adds to the base's tail (their indices
+ * continue the base's); without one, they are the whole tail's.
  */
 export function planCheckpoint(
   plan: CompactionPlan,
   log: ThreadLog,
+  base: PlanCheckpointBase = NO_BASE,
 ):
   | {
       readonly plan: PlanCheckpoint;
@@ -69,28 +102,39 @@ export function planCheckpoint(
     }
   | undefined {
   if (plan.threadId !== log.threadId || plan.basedOnSeq > log.length) return undefined;
+  if (!continuesBase(plan, base)) return undefined;
   if (validatePlan(plan, log).length > 0) return undefined;
   const resolution = resolveForLog(plan, log);
   if (resolution.skippedIds || resolution.spanIssues.length > 0) return undefined;
   const actions: Array<ActionCheckpoint | RetiredAction> = [];
   const retired: ActionCheckpoint[] = [];
   const deferred: DeferredField[] = [];
+  const retire = (entry: ActionCheckpoint): RetiredAction => {
+    retired.push(entry);
+    return { kind: entry.kind, retired: base.retiredCount + retired.length - 1 };
+  };
   for (const [index, action] of plan.actions.entries()) {
+    const governs = resolution.governed[index] !== 0;
+    const known = base.entries[index];
+    if (known !== undefined) {
+      // An action of the base: its entry stands (an action only ever loses messages to later ones, so a retired
+      // one stays retired); one that governed messages then and none now moves to the retired list as it was.
+      actions.push(governs || "retired" in known ? known : retire(known));
+      continue;
+    }
     const runs = runsOfSpan(action.span, log);
     if (runs === undefined) return undefined;
     const full: ActionCheckpoint = {
       kind: action.kind,
-      record: lightRecord(action.record, index, deferred),
+      record: lightRecord(action.record, index, deferred, base.deferredCount),
       strategy: action.strategy,
       reason: action.reason,
       runs: Array.from(runs),
       first: action.span[0] ?? null,
     };
-    if (resolution.governed[index] === 0) {
-      actions.push({ kind: action.kind, retired: retired.length });
-      retired.push(full);
-    } else if (runs.length > DEFERRED_RUNS) {
-      actions.push({ ...full, runs: { [DEFERRED_KEY]: deferred.length } });
+    if (!governs) actions.push(retire(full));
+    else if (runs.length > DEFERRED_RUNS) {
+      actions.push({ ...full, runs: { [DEFERRED_KEY]: base.deferredCount + deferred.length } });
       deferred.push({ action: index, field: RUNS_FIELD, value: full.runs });
     } else actions.push(full);
   }
@@ -111,6 +155,8 @@ export function planCheckpoint(
       actions,
       governedRuns,
       dropRuns: Array.from(resolution.dropRuns),
+      retiredCount: base.retiredCount + retired.length,
+      deferredCount: base.deferredCount + deferred.length,
     },
     retired,
   };
@@ -135,13 +181,21 @@ const RUNS_FIELD = "$runs";
 /** Marks a record field kept out of the header: `{ "$deferred": index }`. */
 const DEFERRED_KEY = "$deferred";
 
-/** The record with its large array fields replaced by markers (their values appended to `deferred`). */
-function lightRecord(record: ActionRecord, action: number, deferred: DeferredField[]): ActionRecord {
+/**
+ * The record with its large array fields replaced by markers (their values appended to `deferred`, numbered
+ * from `offset` on).
+ */
+function lightRecord(
+  record: ActionRecord,
+  action: number,
+  deferred: DeferredField[],
+  offset: number,
+): ActionRecord {
   let light: Record<string, unknown> | undefined;
   for (const [field, value] of Object.entries(record)) {
     if (!Array.isArray(value) || JSON.stringify(value).length <= DEFERRED_CHARS) continue;
     light ??= { ...record };
-    light[field] = { [DEFERRED_KEY]: deferred.length };
+    light[field] = { [DEFERRED_KEY]: offset + deferred.length };
     deferred.push({ action, field, value });
   }
   return (light ?? record) as ActionRecord;

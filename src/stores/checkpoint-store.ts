@@ -42,10 +42,22 @@ export interface ThreadCheckpoint {
  */
 export interface CheckpointStore {
   /**
-   * Stores a checkpoint. A checkpoint with the same thread, plan version and log length is left as it is (the
-   * key names one value). Throws `ValidationError` for a bad thread id, version, length, format or body.
+   * Stores a checkpoint; true when it did. A checkpoint with the same thread, plan version and log length is
+   * left as it is (the key names one value), and the answer is false. Throws `ValidationError` for a bad thread
+   * id, version, length, format or body.
    */
-  put(checkpoint: ThreadCheckpoint): Promise<void>;
+  put(checkpoint: ThreadCheckpoint): Promise<boolean>;
+  /**
+   * Stores a checkpoint whose tail is the stored tail of the same thread's checkpoint `base` followed by
+   * `checkpoint.tail` (joined as they are, nothing between), without the caller reading that tail: a writer
+   * adds only what changed since `base`. Answers "stored"; "exists" when the key is stored already (left as it
+   * is, as `put` does); "missing" when `base` is not stored (never written, or trimmed), and nothing is stored.
+   * Validates like `put`, and the base's version and length like a key.
+   */
+  putExtending(
+    checkpoint: ThreadCheckpoint,
+    base: { readonly planVersion: number; readonly logLength: number },
+  ): Promise<"stored" | "exists" | "missing">;
   /**
    * The checkpoint of exactly `planVersion` with the greatest log length ≤ `maxLogLength`, or undefined when
    * there is none. Throws `ValidationError` for a bad thread id, or a version or maximum that is not an
@@ -99,6 +111,24 @@ export function checkCheckpoint(checkpoint: ThreadCheckpoint): {
     }
   }
   return { head: Object.freeze({ threadId, planVersion, logLength, format, body }), tail };
+}
+
+/** Validates the base key of `putExtending` (named `base.planVersion`, `base.logLength` in errors). */
+export function checkBaseKey(
+  threadId: string,
+  base: { readonly planVersion: number; readonly logLength: number },
+): void {
+  checkCount(threadId, base?.planVersion, "base.planVersion");
+  checkCount(threadId, base?.logLength, "base.logLength");
+}
+
+/**
+ * A tail's continuation as the database column holds it: the column holds a JSON string (see
+ * `checkpointFromRow`), and JSON escapes each character on its own, so the stored column less its closing
+ * quote, followed by this, is the column of the joined text.
+ */
+export function continuationColumn(tail: string): string {
+  return JSON.stringify(tail).slice(1);
 }
 
 /**

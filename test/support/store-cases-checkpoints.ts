@@ -165,12 +165,101 @@ export function checkpointCases(opener: StoreOpener, title: (t: string) => strin
     const { stores, target } = await opener.fresh();
     const store = checkpointsOf(stores);
     const first = checkpoint("t1", [3, 7], "first");
-    await store.put({ ...first, tail: "first tail" });
+    await expect(store.put({ ...first, tail: "first tail" })).resolves.toBe(true);
     const second = { ...first, format: "cl-checkpoint/2", body: "second", tail: "second tail" };
-    await expect(store.put(second)).resolves.toBeUndefined();
+    await expect(store.put(second)).resolves.toBe(false);
     expect(await store.latest("t1", 3, 7)).toEqual(first);
     expect(await store.tail("t1", 3, 7)).toBe("first tail");
     if (durable) expect(await rowCount(target, "t1")).toBe(1);
+  });
+
+  it(
+    title("putExtending joins the base's stored tail and the new text exactly, awkward text and 2 MB too"),
+    async () => {
+      const { stores } = await opener.fresh();
+      const store = checkpointsOf(stores);
+      const texts = awkwardCheckpoints().map((cp) => cp.body);
+      // Pairs that meet at awkward places: a lone high surrogate, then a lone low one; NUL; the empty tail.
+      const pairs: Array<[string, string]> = [
+        [texts[4]!, texts[2]!],
+        ["ends high \ud800", "\udc00 starts low"],
+        ["", texts[1]!],
+        [texts[3]!, ""],
+        ["\u0000", "\u0000"],
+      ];
+      for (const [i, [before, after]] of pairs.entries()) {
+        const threadId = `join «${i}» ✓`;
+        const base = { ...checkpoint(threadId, [1, 10]), tail: before };
+        expect(await store.put(base)).toBe(true);
+        const next = { ...checkpoint(threadId, [2, 12]), tail: after };
+        expect(await store.putExtending(next, { planVersion: 1, logLength: 10 })).toBe("stored");
+        await expectExact(store, [base, { ...next, tail: before + after }]);
+      }
+    },
+  );
+
+  it(
+    title("putExtending: a stored key is left alone, a missing base stores nothing, retention applies"),
+    async () => {
+      const { stores, target } = await opener.fresh();
+      const store = checkpointsOf(stores);
+      await store.put({ ...checkpoint("t1", [1, 10]), tail: "base" });
+      await store.put({ ...checkpoint("t1", [2, 20]), tail: "first" });
+      // The key is there: nothing changes, whatever the base.
+      const again = { ...checkpoint("t1", [2, 20], "other body"), tail: " more" };
+      expect(await store.putExtending(again, { planVersion: 1, logLength: 10 })).toBe("exists");
+      expect(await store.putExtending(again, { planVersion: 9, logLength: 9 })).toBe("exists");
+      expect(await store.latest("t1", 2, 20)).toEqual(checkpoint("t1", [2, 20]));
+      expect(await store.tail("t1", 2, 20)).toBe("first");
+      // No such base (in this thread): nothing is stored.
+      const orphan = { ...checkpoint("t1", [3, 30]), tail: " more" };
+      expect(await store.putExtending(orphan, { planVersion: 1, logLength: 11 })).toBe("missing");
+      await store.put({ ...checkpoint("t2", [5, 50]), tail: "other thread" });
+      expect(await store.putExtending(orphan, { planVersion: 5, logLength: 50 })).toBe("missing");
+      expect(await store.latest("t1", 3, 30)).toBeUndefined();
+      // A chain of continuations, each on the one before, trimmed to the newest like any put.
+      let previous: Key = [2, 20];
+      let text = "first";
+      for (let v = 3; v < 3 + CHECKPOINTS_KEPT + 1; v++) {
+        const cp = { ...checkpoint("t1", [v, 10 * v]), tail: ` +${v}` };
+        const [planVersion, logLength] = previous;
+        expect(await store.putExtending(cp, { planVersion, logLength })).toBe("stored");
+        text += ` +${v}`;
+        expect(await store.tail("t1", v, 10 * v)).toBe(text);
+        previous = [v, 10 * v];
+      }
+      expect(
+        (
+          await held(store, "t1", [
+            [1, 10],
+            [2, 20],
+          ])
+        ).length,
+      ).toBe(0);
+      if (durable) expect(await rowCount(target, "t1")).toBe(CHECKPOINTS_KEPT);
+      // The base that was trimmed cannot be continued any more.
+      expect(
+        await store.putExtending({ ...checkpoint("t1", [99, 990]) }, { planVersion: 2, logLength: 20 }),
+      ).toBe("missing");
+    },
+  );
+
+  it(title("putExtending validates the checkpoint like put, and the base's key"), async () => {
+    const { stores } = await opener.fresh();
+    const store = checkpointsOf(stores);
+    await store.put(checkpoint("t1", [1, 10]));
+    const base = { planVersion: 1, logLength: 10 };
+    const bad: Array<[ThreadCheckpoint, { planVersion: number; logLength: number }, string]> = [
+      [{ ...checkpoint("t1", [2, 20]), body: 7 as unknown as string }, base, "body"],
+      [{ ...checkpoint("t1", [0, 20]) }, base, "planVersion"],
+      [checkpoint("t1", [2, 20]), { planVersion: 0, logLength: 10 }, "base.planVersion"],
+      [checkpoint("t1", [2, 20]), { planVersion: 1, logLength: 1.5 }, "base.logLength"],
+    ];
+    for (const [cp, key, field] of bad) {
+      const error = await rejection(store.putExtending(cp, key), ValidationError);
+      expect(error.where.field).toBe(field);
+    }
+    expect(await store.latest("t1", 2, 20)).toBeUndefined();
   });
 
   it(

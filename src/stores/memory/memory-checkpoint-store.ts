@@ -1,6 +1,7 @@
 import {
   CHECKPOINTS_KEPT,
   type CheckpointStore,
+  checkBaseKey,
   checkCheckpoint,
   checkLatestArguments,
   newestFirst,
@@ -9,7 +10,7 @@ import {
 
 /**
  * An in-memory `CheckpointStore`: each thread's checkpoints in a short list, newest first, trimmed to
- * `CHECKPOINTS_KEPT` on every put. Checkpoints are handed out as the frozen copies `put` made (without tails).
+ * `CHECKPOINTS_KEPT` on every put (a tail continuing another is stored joined). Checkpoints are handed out as the frozen copies `put` made (without tails).
  *
  * @example
  * const checkpoints = createMemoryCheckpointStore();
@@ -21,12 +22,32 @@ export function createMemoryCheckpointStore(): CheckpointStore {
   const byThread = new Map<string, ThreadCheckpoint[]>();
   const tails = new WeakMap<ThreadCheckpoint, string>();
 
-  function put(input: ThreadCheckpoint): void {
+  function put(input: ThreadCheckpoint): boolean {
     const { head, tail } = checkCheckpoint(input);
+    return store(head, tail);
+  }
+
+  function store(head: ThreadCheckpoint, tail: string): boolean {
     const kept = byThread.get(head.threadId) ?? [];
-    if (kept.some((c) => c.planVersion === head.planVersion && c.logLength === head.logLength)) return;
+    if (kept.some((c) => c.planVersion === head.planVersion && c.logLength === head.logLength)) return false;
     tails.set(head, tail);
     byThread.set(head.threadId, [...kept, head].sort(newestFirst).slice(0, CHECKPOINTS_KEPT));
+    return true;
+  }
+
+  function putExtending(
+    input: ThreadCheckpoint,
+    base: { readonly planVersion: number; readonly logLength: number },
+  ): "stored" | "exists" | "missing" {
+    const { head, tail } = checkCheckpoint(input);
+    checkBaseKey(head.threadId, base);
+    const kept = byThread.get(head.threadId) ?? [];
+    if (kept.some((c) => c.planVersion === head.planVersion && c.logLength === head.logLength))
+      return "exists";
+    const from = kept.find((c) => c.planVersion === base.planVersion && c.logLength === base.logLength);
+    if (from === undefined) return "missing";
+    store(head, tails.get(from)! + tail);
+    return "stored";
   }
 
   function latest(threadId: string, planVersion: number, maxLogLength: number): ThreadCheckpoint | undefined {
@@ -45,6 +66,10 @@ export function createMemoryCheckpointStore(): CheckpointStore {
 
   return Object.freeze({
     put: async (checkpoint: ThreadCheckpoint) => put(checkpoint),
+    putExtending: async (
+      checkpoint: ThreadCheckpoint,
+      base: { readonly planVersion: number; readonly logLength: number },
+    ) => putExtending(checkpoint, base),
     latest: async (threadId: string, planVersion: number, maxLogLength: number) =>
       latest(threadId, planVersion, maxLogLength),
     tail: async (threadId: string, planVersion: number, logLength: number) =>

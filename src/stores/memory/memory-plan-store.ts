@@ -41,7 +41,16 @@ export function createMemoryPlanStore(): PlanStore {
           : undefined;
     if (parent !== undefined) checkAddedActions(plan, parent.actions.length);
     else checkCommit(plan, expectedVersion);
-    versions.push(Object.isFrozen(plan) ? plan : createPlan(plan));
+    // A plan extending an adopted value (a thread restored from a checkpoint, whose actions read their spans
+    // from the worker's projected log when first asked) is kept on the stored version's own actions instead.
+    const kept =
+      parent !== undefined && parent === alias && parent !== stored && stored !== undefined
+        ? Object.freeze({
+            ...plan,
+            actions: Object.freeze([...stored.actions, ...plan.actions.slice(alias.actions.length)]),
+          })
+        : plan;
+    versions.push(Object.isFrozen(kept) ? kept : createPlan(kept));
     byThread.set(plan.threadId, versions);
   }
 

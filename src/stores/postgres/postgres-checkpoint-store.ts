@@ -1,11 +1,13 @@
 import {
   CHECKPOINTS_KEPT,
   type CheckpointStore,
+  checkBaseKey,
   checkCheckpoint,
   checkLatestArguments,
   checkpointFromRow,
   checkpointTailFromColumn,
   checkpointTextColumn,
+  continuationColumn,
   type ThreadCheckpoint,
 } from "../checkpoint-store.js";
 import { guarded } from "../store-errors.js";
@@ -28,6 +30,13 @@ export function createPostgresCheckpointStore(pool: PgPool, s: string): Checkpoi
     lock: "SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))",
     insert: `INSERT INTO ${s}.checkpoints (thread_id, plan_version, log_length, format, body, tail)
       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+    // The joined tail's column: the base's column less its closing quote, then the continuation's (see
+    // `continuationColumn`); the base's tail is copied inside the server and never crosses the connection.
+    insertExtending: `INSERT INTO ${s}.checkpoints (thread_id, plan_version, log_length, format, body, tail)
+      SELECT $1, $2, $3, $4, $5, left(tail, -1) || $6 FROM ${s}.checkpoints
+      WHERE thread_id = $1 AND plan_version = $7 AND log_length = $8
+      ON CONFLICT DO NOTHING`,
+    exists: `SELECT 1 FROM ${s}.checkpoints WHERE thread_id = $1 AND plan_version = $2 AND log_length = $3`,
     // With fewer than $2 checkpoints the subquery finds no row, the comparison is NULL and nothing is deleted.
     trim: `DELETE FROM ${s}.checkpoints
       WHERE thread_id = $1 AND (plan_version, log_length) < (
@@ -38,16 +47,44 @@ export function createPostgresCheckpointStore(pool: PgPool, s: string): Checkpoi
     tail: `SELECT tail FROM ${s}.checkpoints WHERE thread_id = $1 AND plan_version = $2 AND log_length = $3`,
   };
 
-  async function put(input: ThreadCheckpoint): Promise<void> {
+  async function put(input: ThreadCheckpoint): Promise<boolean> {
     const { head, tail } = checkCheckpoint(input);
     const { threadId, planVersion, logLength, format } = head;
     const body = checkpointTextColumn(head.body);
     const tailColumn = checkpointTextColumn(tail);
-    await pgTransaction(pool, async (client) => {
+    return pgTransaction(pool, async (client) => {
       await client.query(sql.lock, [`context-ledger:${s}:checkpoints`, threadId]);
       const values = [threadId, planVersion, logLength, format, body, tailColumn];
       const { rowCount } = await client.query(sql.insert, values);
-      if (rowCount === 1) await client.query(sql.trim, [threadId, CHECKPOINTS_KEPT]);
+      if (rowCount !== 1) return false;
+      await client.query(sql.trim, [threadId, CHECKPOINTS_KEPT]);
+      return true;
+    });
+  }
+
+  async function putExtending(
+    input: ThreadCheckpoint,
+    base: { readonly planVersion: number; readonly logLength: number },
+  ): Promise<"stored" | "exists" | "missing"> {
+    const { head, tail } = checkCheckpoint(input);
+    const { threadId, planVersion, logLength, format } = head;
+    checkBaseKey(threadId, base);
+    const body = checkpointTextColumn(head.body);
+    const continuation = continuationColumn(tail);
+    return pgTransaction(pool, async (client) => {
+      // Puts to the thread wait for this lock, so neither the key nor the base changes under this transaction.
+      await client.query(sql.lock, [`context-ledger:${s}:checkpoints`, threadId]);
+      const existing = await client.query(sql.exists, [threadId, planVersion, logLength]);
+      if ((existing.rowCount ?? 0) > 0) return "exists";
+      const values = [threadId, planVersion, logLength, format, body, continuation];
+      const { rowCount } = await client.query(sql.insertExtending, [
+        ...values,
+        base.planVersion,
+        base.logLength,
+      ]);
+      if (rowCount !== 1) return "missing";
+      await client.query(sql.trim, [threadId, CHECKPOINTS_KEPT]);
+      return "stored";
     });
   }
 
@@ -81,6 +118,10 @@ export function createPostgresCheckpointStore(pool: PgPool, s: string): Checkpoi
   return Object.freeze({
     put: (checkpoint: ThreadCheckpoint) =>
       guarded("PostgreSQL", "checkpoint put", checkpoint?.threadId, () => put(checkpoint)),
+    putExtending: (
+      checkpoint: ThreadCheckpoint,
+      base: { readonly planVersion: number; readonly logLength: number },
+    ) => guarded("PostgreSQL", "checkpoint put", checkpoint?.threadId, () => putExtending(checkpoint, base)),
     latest: (threadId: string, planVersion: number, maxLogLength: number) =>
       guarded("PostgreSQL", "checkpoint latest", threadId, () => latest(threadId, planVersion, maxLogLength)),
     tail: (threadId: string, planVersion: number, logLength: number) =>

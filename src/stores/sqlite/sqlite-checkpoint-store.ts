@@ -1,11 +1,13 @@
 import {
   CHECKPOINTS_KEPT,
   type CheckpointStore,
+  checkBaseKey,
   checkCheckpoint,
   checkLatestArguments,
   checkpointFromRow,
   checkpointTailFromColumn,
   checkpointTextColumn,
+  continuationColumn,
   type ThreadCheckpoint,
 } from "../checkpoint-store.js";
 import { guarded } from "../store-errors.js";
@@ -34,6 +36,16 @@ export function createSqliteCheckpointStore(db: SqliteDatabase): CheckpointStore
       `INSERT INTO checkpoints (thread_id, plan_version, log_length, format, body, tail)
        VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, plan_version, log_length) DO NOTHING`,
     ),
+    // The joined tail's column: the base's column less its closing quote, then the continuation's (see
+    // `continuationColumn`). SQLite copies the base's tail inside the database; it never reaches JavaScript.
+    insertExtending: db.prepare(
+      `INSERT INTO checkpoints (thread_id, plan_version, log_length, format, body, tail)
+       SELECT ?, ?, ?, ?, ?, substr(tail, 1, length(tail) - 1) || ? FROM checkpoints
+       WHERE thread_id = ? AND plan_version = ? AND log_length = ?`,
+    ),
+    exists: db.prepare(
+      "SELECT 1 AS found FROM checkpoints WHERE thread_id = ? AND plan_version = ? AND log_length = ?",
+    ),
     trim: db.prepare(TRIM),
     latest: db.prepare(
       `SELECT log_length AS n, format, body FROM checkpoints
@@ -44,14 +56,37 @@ export function createSqliteCheckpointStore(db: SqliteDatabase): CheckpointStore
     ),
   };
 
-  function put(input: ThreadCheckpoint): void {
+  function put(input: ThreadCheckpoint): boolean {
     const { head, tail } = checkCheckpoint(input);
     const { threadId, planVersion, logLength, format } = head;
     const body = checkpointTextColumn(head.body);
     const tailColumn = checkpointTextColumn(tail);
-    immediateTransaction(db, () => {
+    return immediateTransaction(db, () => {
       const { changes } = sql.insert.run(threadId, planVersion, logLength, format, body, tailColumn);
-      if (Number(changes) === 1) sql.trim.run({ thread: threadId, kept: CHECKPOINTS_KEPT });
+      if (Number(changes) !== 1) return false;
+      sql.trim.run({ thread: threadId, kept: CHECKPOINTS_KEPT });
+      return true;
+    });
+  }
+
+  function putExtending(
+    input: ThreadCheckpoint,
+    base: { readonly planVersion: number; readonly logLength: number },
+  ): "stored" | "exists" | "missing" {
+    const { head, tail } = checkCheckpoint(input);
+    const { threadId, planVersion, logLength, format } = head;
+    checkBaseKey(threadId, base);
+    const body = checkpointTextColumn(head.body);
+    const continuation = continuationColumn(tail);
+    return immediateTransaction(db, () => {
+      if (sql.exists.get(threadId, planVersion, logLength) !== undefined) return "exists";
+      const { changes } = sql.insertExtending.run(
+        ...[threadId, planVersion, logLength, format, body, continuation],
+        ...[threadId, base.planVersion, base.logLength],
+      );
+      if (Number(changes) !== 1) return "missing";
+      sql.trim.run({ thread: threadId, kept: CHECKPOINTS_KEPT });
+      return "stored";
     });
   }
 
@@ -78,6 +113,10 @@ export function createSqliteCheckpointStore(db: SqliteDatabase): CheckpointStore
   return Object.freeze({
     put: (checkpoint: ThreadCheckpoint) =>
       guarded("SQLite", "checkpoint put", checkpoint?.threadId, () => put(checkpoint)),
+    putExtending: (
+      checkpoint: ThreadCheckpoint,
+      base: { readonly planVersion: number; readonly logLength: number },
+    ) => guarded("SQLite", "checkpoint put", checkpoint?.threadId, () => putExtending(checkpoint, base)),
     latest: (threadId: string, planVersion: number, maxLogLength: number) =>
       guarded("SQLite", "checkpoint latest", threadId, () => latest(threadId, planVersion, maxLogLength)),
     tail: (threadId: string, planVersion: number, logLength: number) =>
