@@ -23,6 +23,16 @@ function lastAtMost(sorted: ReadonlyArray<number>, limit: number): number {
   return found;
 }
 
+const INITIAL_CAPACITY = 1024;
+
+/** `table` copied into one at least twice as long and past `index`, new entries `empty`. */
+function grownTable(table: Int32Array, index: number, empty: number): Int32Array {
+  const grown = new Int32Array(Math.max(table.length * 2, index + 1));
+  if (empty !== 0) grown.fill(empty, table.length);
+  grown.set(table);
+  return grown;
+}
+
 /**
  * Groups of one linear log history, shared by all its log values and extended in place as messages arrive. A
  * group that gains a result gets a new immutable version valid from that log length on, so a value of length L
@@ -34,7 +44,8 @@ export class GroupIndex {
   length = 0;
   /** Log length from which the index is unusable, or Infinity. */
   brokenAt = Number.POSITIVE_INFINITY;
-  readonly #indexBySeq: number[] = [];
+  /** Group index per seq; -1 where unknown (a seq a restored index does not hold). Grows by doubling. */
+  #indexBySeq: Int32Array = new Int32Array(INITIAL_CAPACITY).fill(-1);
   /** Per group: its versions and, in step, the log length from which each is current. */
   readonly #versions: Group[][] = [];
   readonly #since: number[][] = [];
@@ -45,7 +56,8 @@ export class GroupIndex {
   #bornBase = 0;
   /** Per group from `#bornBase` on: the log length from which it exists (ascending). */
   readonly #born: number[] = [];
-  readonly #openCalls: number[] = [];
+  /** Per group: calls without a result (0 for a group a restored index does not hold). Grows by doubling. */
+  #openCalls: Int32Array = new Int32Array(INITIAL_CAPACITY);
   /** Seqs of messages that are pinned whatever happens: system messages and `meta.pinned`. */
   readonly #pinnedSeqs: number[] = [];
 
@@ -64,7 +76,8 @@ export class GroupIndex {
     const index = this.#bornBase + this.#born.length;
     const calls = countCalls(message);
     // Assigned by position, not pushed: a restored index holds only some seqs and groups below its start.
-    this.#indexBySeq[seq] = index;
+    this.#setIndex(seq, index);
+    if (index >= this.#openCalls.length) this.#openCalls = grownTable(this.#openCalls, index, 0);
     this.#openCalls[index] = calls;
     this.#born.push(seq + 1);
     this.#since[index] = [seq + 1];
@@ -81,7 +94,7 @@ export class GroupIndex {
   #addResult(log: GroupSource, seq: number): void {
     const targets = new Set(log.answersOf(seq).map((callSeq) => this.#indexBySeq[callSeq]!));
     const index = [...targets][0]!;
-    this.#indexBySeq[seq] = index;
+    this.#setIndex(seq, index);
     if (targets.size > 1 && this.brokenAt === Number.POSITIVE_INFINITY) this.brokenAt = seq + 1;
     const versions = this.#versions[index]!;
     const previous = versions[versions.length - 1]!;
@@ -110,15 +123,23 @@ export class GroupIndex {
     return this.#versions[index]![v]!;
   }
 
-  /** The seq → group index table (shared; read only below the caller's length). */
+  #setIndex(seq: number, index: number): void {
+    if (seq >= this.#indexBySeq.length) this.#indexBySeq = grownTable(this.#indexBySeq, seq, -1);
+    this.#indexBySeq[seq] = index;
+  }
+
+  /**
+   * The seq → group index table (read only below the caller's length; -1 at a seq a restored index does not
+   * hold). The same table until the index next grows.
+   */
   indexTable(): ArrayLike<number> {
     return this.#indexBySeq;
   }
 
   /** The group index of a seq. */
   indexOf(seq: number): number {
-    const index = this.#indexBySeq[seq];
-    if (index === undefined) throw new MessageNotLoadedError(`message at seq ${seq}`, {}, seq);
+    const index = seq < this.length ? this.#indexBySeq[seq]! : -1;
+    if (index < 0) throw new MessageNotLoadedError(`message at seq ${seq}`, {}, seq);
     return index;
   }
 
@@ -156,11 +177,10 @@ export class GroupIndex {
     index.length = state.length;
     index.#bornBase = state.count;
     index.#pinnedSeqs.push(...state.pinnedSeqs);
-    // Sized up front: writing far past the end of an empty array turns it into a slow dictionary.
-    index.#indexBySeq.length = state.length;
-    index.#versions.length = state.count;
-    index.#since.length = state.count;
-    index.#openCalls.length = state.count;
+    // Typed tables sized once (cheap, and never scanned by the collector). The per-group lists are written in
+    // ascending order, only for the groups held: a long history's array then stays sparse.
+    index.#indexBySeq = new Int32Array(Math.max(INITIAL_CAPACITY, state.length)).fill(-1);
+    index.#openCalls = new Int32Array(Math.max(INITIAL_CAPACITY, state.count));
     for (const { group, openCalls } of state.groups) {
       for (const seq of group.seqs) index.#indexBySeq[seq] = group.index;
       index.#versions[group.index] = [group];
