@@ -25,6 +25,11 @@ function lastAtMost(sorted: ReadonlyArray<number>, limit: number): number {
 
 const INITIAL_CAPACITY = 1024;
 
+/** Spare entries a restored table of `n` gets. */
+function roomFor(n: number): number {
+  return Math.max(INITIAL_CAPACITY, n >> 3);
+}
+
 /** `table` copied into one at least twice as long and past `index`, new entries `empty`. */
 function grownTable(table: Int32Array, index: number, empty: number): Int32Array {
   const grown = new Int32Array(Math.max(table.length * 2, index + 1));
@@ -179,8 +184,9 @@ export class GroupIndex {
     index.#pinnedSeqs.push(...state.pinnedSeqs);
     // Typed tables sized once (cheap, and never scanned by the collector). The per-group lists are written in
     // ascending order, only for the groups held: a long history's array then stays sparse.
-    index.#indexBySeq = new Int32Array(Math.max(INITIAL_CAPACITY, state.length)).fill(-1);
-    index.#openCalls = new Int32Array(Math.max(INITIAL_CAPACITY, state.count));
+    // With room for the messages a worker appends next (growing copies the whole table).
+    index.#indexBySeq = new Int32Array(state.length + roomFor(state.length)).fill(-1);
+    index.#openCalls = new Int32Array(state.count + roomFor(state.count));
     for (const { group, openCalls } of state.groups) {
       for (const seq of group.seqs) index.#indexBySeq[seq] = group.index;
       index.#versions[group.index] = [group];

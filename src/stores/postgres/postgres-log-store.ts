@@ -109,10 +109,14 @@ export function createPostgresLogStore(pool: PgPool, s: string): LogStore {
              WHERE thread_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq`,
             [threadId, clamp(only.from), clamp(only.to)],
           )
-        : await pool.query(
-            `SELECT m.body, m.tokens FROM ${s}.messages m
-             JOIN unnest($2::int[], $3::int[]) AS r(lo, hi) ON m.seq >= r.lo AND m.seq < r.hi
-             WHERE m.thread_id = $1 ORDER BY m.seq`,
+        : // One index range scan per range: OFFSET 0 keeps the planner from flattening the subquery into a
+          // join that reads every row of the thread (measured: seconds at 100,000 messages and 266 ranges,
+          // against ~5 ms this way, with statistics or without).
+          await pool.query(
+            `SELECT m.body, m.tokens FROM unnest($2::int[], $3::int[]) AS r(lo, hi)
+             CROSS JOIN LATERAL (SELECT body, tokens, seq FROM ${s}.messages
+               WHERE thread_id = $1 AND seq >= r.lo AND seq < r.hi OFFSET 0) m
+             ORDER BY m.seq`,
             [threadId, merged.map((r) => clamp(r.from)), merged.map((r) => clamp(r.to))],
           );
     return Object.freeze(fromRows(threadId, rows));

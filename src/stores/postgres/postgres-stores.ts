@@ -65,7 +65,9 @@ function ownPool(connectionString: string, max: number | undefined): pg.Pool {
   if (typeof connectionString !== "string" || connectionString.length === 0) {
     throw new ValidationError("connectionString must be a non-empty string", { field: "connectionString" });
   }
-  const pool = new pg.Pool({ connectionString, max: max ?? 10 });
+  // No JIT: these are short index lookups, and the planner's cost estimate for one over a long thread (a turn
+  // reading a few hundred scattered rows) can pass jit_above_cost; compiling then costs more than the query.
+  const pool = new pg.Pool({ connectionString, max: max ?? 10, options: "-c jit=off" });
   // An idle client losing its connection must not crash the process; the next query reports the failure.
   pool.on("error", () => {});
   return pool;
