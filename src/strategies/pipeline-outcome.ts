@@ -106,9 +106,12 @@ export function finish(run: Run): PipelineResult {
     );
     return failure(run, error);
   }
-  const broken = brokenFormat(settings.formats, prompt, () =>
-    plan === input.plan ? prompt : renderTurn(run, input.plan, false),
-  );
+  // A format counts as broken only when the run broke it: its request under the plan the run started from
+  // passes. A run that added nothing renders that very plan, so there is nothing to check.
+  const broken =
+    plan === input.plan
+      ? undefined
+      : brokenFormat(settings.formats, prompt, () => renderTurn(run, input.plan, false));
   if (broken !== undefined) {
     return failure(run, new RenderValidationError(broken.format, broken.problems, where));
   }
