@@ -54,6 +54,9 @@ parentPort!.on("message", async (request: Request) => {
         e.type === "call_recorded"
       )
         marks.push(`${e.type}@${(performance.now() - t0).toFixed(1)}`);
+      // Strategy steps that took a while, with what became of them.
+      if (e.type === "proposal" && e.durationMs >= 2)
+        marks.push(`[${e.strategy} ${e.outcome} ${e.durationMs.toFixed(1)}ms]`);
     },
   });
   const out = await engine.prepareTurn(request.thread, { format: "openai", budget: request.budget });

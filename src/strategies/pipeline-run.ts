@@ -265,8 +265,19 @@ function apply(
     return;
   }
   const prompt = historyPrompt(input, run.settings, candidate);
+  const tokens = prompt.tokenCount;
+  const gain = run.tokens - tokens;
+  if (gain <= 0) {
+    record("no_gain", { ...base, detail: `the request would grow by ${-gain} tokens` });
+    return;
+  }
+  if (strategy.cost === "free" && run.tokens <= run.target && gain < run.minGain) {
+    record("deferred", { ...base, detail: `saves ${gain} < ${run.minGain} tokens while under target` });
+    return;
+  }
   // A plan can be valid for the log and still leave a request no provider takes (e.g. nothing but the system
-  // prompt): such a proposal is rejected here, so one bad strategy never fails the whole run.
+  // prompt): such a proposal is rejected here, so one bad strategy never fails the whole run. Checked only for
+  // a proposal the run would take (rendering the request in every format is most of a proposal's cost).
   const invalid = providerProblems(run.settings.formats, prompt, () =>
     renderPrompt(input.log, run.plan, {
       counter: input.counter,
@@ -276,14 +287,6 @@ function apply(
   );
   if (invalid !== undefined) {
     record("rejected", { ...base, detail: invalid });
-    return;
-  }
-  const tokens = prompt.tokenCount;
-  const gain = run.tokens - tokens;
-  if (gain <= 0) {
-    record("no_gain", { ...base, detail: `the request would grow by ${-gain} tokens` });
-  } else if (strategy.cost === "free" && run.tokens <= run.target && gain < run.minGain) {
-    record("deferred", { ...base, detail: `saves ${gain} < ${run.minGain} tokens while under target` });
   } else {
     run.added.push(...proposal.actions);
     run.plan = candidate;
