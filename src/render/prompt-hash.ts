@@ -153,13 +153,18 @@ export function finishPrompt(
   let tokenCount = options.counter.requestOverhead;
   for (const m of messages) tokenCount += m.tokens;
   const frozen = Object.freeze(messages.slice());
+  // Hashed when first read: the pipeline renders many candidate requests only to measure them.
+  let hash: string | undefined;
   return Object.freeze({
     threadId: log.threadId,
     messages: frozen,
     tokenCount,
     planVersion: plan.version,
     logSeq: log.length,
-    hash: hashRendered(frozen),
+    get hash() {
+      hash ??= hashRendered(frozen);
+      return hash;
+    },
     counterId: options.counter.id,
     unchangedLeadingTokens:
       options.previous !== undefined && options.previous.counterId === options.counter.id
