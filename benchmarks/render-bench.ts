@@ -62,13 +62,15 @@ function runSize(dataset: string, all: MessageInput[], size: number, makeCounter
     const tWarm = timeBoth(() => {
       plan = dropOldestToFit(next, plan, { counter, budget: BUDGET });
       previous = renderPrompt(next, plan, { counter, previous });
-      return JSON.stringify(toOpenAIChat(previous));
+      // The hash is computed when first read; a turn reads it (the call record names the request by it).
+      return JSON.stringify(toOpenAIChat(previous)) + previous.hash;
     });
     // Cold: a counter object with the same count cache but no render memo, and a plan built from scratch.
     const coldCounter = Object.create(counter) as MessageCounter;
     const tCold = timeBoth(() => {
       const p = dropOldestToFit(next, emptyPlan(next.threadId), { counter: coldCounter, budget: BUDGET });
-      return JSON.stringify(toOpenAIChat(renderPrompt(next, p, { counter: coldCounter })));
+      const prompt = renderPrompt(next, p, { counter: coldCounter });
+      return JSON.stringify(toOpenAIChat(prompt)) + prompt.hash;
     });
     log = next;
     if (round < 2) continue; // warm-up

@@ -71,41 +71,65 @@ export function renderPrompt(log: ThreadLog, plan: CompactionPlan, options: Rend
   if (options.validatePlan !== false) assertPlanValid(plan, log);
   const resolved = resolveForLog(plan, log);
   const ctx = new RenderContext(log, resolved, options);
-  const { actionAt, decisions } = resolved;
-  // Long dropped runs are the common case after compaction: skip them with a tight scan over typed arrays
-  // (dropped[i + 1] says whether action i drops) before touching any message.
-  const dropped = new Uint8Array(decisions.length + 1);
+  const { decisions } = resolved;
+  // Whether each action's seqs are skipped (index + 1): a drop's always; a summarized or externalized span's
+  // once its synthetic message is out (it renders once, at its first remaining message).
+  const skipped = new Uint8Array(decisions.length + 1);
   decisions.forEach((d, i) => {
-    dropped[i + 1] = d.kind === "drop" ? 1 : 0;
+    skipped[i + 1] = d.kind === "drop" ? 1 : 0;
   });
-  const covered = Math.min(actionAt.length, log.length);
-  // A summarized or externalized span renders once, at its first remaining message; the rest of it is skipped
-  // like a drop once that message is out.
   ctx.onSpanEmitted = (actionIndex) => {
-    dropped[actionIndex + 1] = 1;
+    skipped[actionIndex + 1] = 1;
   };
-  const { dropRuns } = resolved;
-  let run = 0;
-  for (let seq = 0; seq < log.length; seq++) {
-    for (;;) {
-      // Jump over the dropped runs whole, then step over what the table says is skipped.
-      while (run < dropRuns.length && dropRuns[run + 1]! <= seq) run += 2;
-      if (run < dropRuns.length && dropRuns[run]! <= seq) seq = dropRuns[run + 1]!;
-      else if (seq < covered && dropped[actionAt[seq]! + 1] === 1) seq++;
-      else break;
-    }
-    if (seq >= log.length) break;
-    const index = seq < covered ? actionAt[seq]! : -1;
+  // The history as runs of seqs under one action: a compacted history is mostly a few long runs (a summary's
+  // span, the dropped prefix), skipped whole rather than seq by seq.
+  const runs = actionRuns(resolved, log.length);
+  for (let r = 0; r < runs.length; r += 3) {
+    const end = runs[r + 1]!;
+    const index = runs[r + 2]!;
     const decision = index < 0 ? undefined : decisions[index];
-    // A projected log (0009) need not hold a summarized or externalized message: its span renders from the plan.
-    if (!log.holds(seq) && (decision?.kind === "summarize" || decision?.kind === "externalize")) {
-      ctx.visitSynthetic(decision.actionIndex);
-      continue;
+    for (let seq = runs[r]!; seq < end && skipped[index + 1] === 0; seq++) {
+      // A projected log (0009) need not hold a summarized or externalized message: its span renders from the
+      // plan.
+      if (!log.holds(seq) && (decision?.kind === "summarize" || decision?.kind === "externalize")) {
+        ctx.visitSynthetic(decision.actionIndex);
+        continue;
+      }
+      ctx.visit(log.at(seq)!, decision);
     }
-    ctx.visit(log.at(seq)!, decision);
   }
   ctx.appendTail();
   return finishPrompt(log, plan, ctx.out, options);
+}
+
+// Per resolution: its action table as runs (see `actionRuns`), with the log length they were made for.
+const runsMemo = new WeakMap<SeqResolution, { readonly length: number; readonly runs: Int32Array }>();
+
+/**
+ * The seqs below `length` as maximal runs under one action: flat `[start, end, actionIndex]` triples, -1 where no
+ * action governs. One pass over the typed table, kept per resolution (renders of one plan share it).
+ */
+function actionRuns(resolved: SeqResolution, length: number): Int32Array {
+  const known = runsMemo.get(resolved);
+  if (known !== undefined && known.length === length) return known.runs;
+  const { actionAt } = resolved;
+  const covered = Math.min(actionAt.length, length);
+  const out: number[] = [];
+  let seq = 0;
+  while (seq < covered) {
+    const index = actionAt[seq]!;
+    let end = seq + 1;
+    while (end < covered && actionAt[end] === index) end++;
+    out.push(seq, end, index);
+    seq = end;
+  }
+  if (covered < length) {
+    if (out.length > 0 && out[out.length - 1] === -1) out[out.length - 2] = length;
+    else out.push(covered, length, -1);
+  }
+  const runs = Int32Array.from(out);
+  runsMemo.set(resolved, { length, runs });
+  return runs;
 }
 
 // The seqs holding pending calls, per pending-call map (a log value's map is immutable and shared by renders).
