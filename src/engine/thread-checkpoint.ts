@@ -29,7 +29,7 @@ import {
 import { resolveForLog } from "../plan/resolve-for-log.js";
 import { hashedAsDigest, sourcesDigest } from "../render/prompt-hash.js";
 import { governedIds, type SpanSources, seedSpanSources, spanSourcesOf } from "../render/span-sources.js";
-import type { ThreadCheckpoint } from "../stores/checkpoint-store.js";
+import type { CheckpointKey, ThreadCheckpoint } from "../stores/checkpoint-store.js";
 import type { StoredMessage } from "../stores/log-store.js";
 import type { Stores } from "../stores/stores.js";
 import {
@@ -126,9 +126,7 @@ const headerSchema = z.strictObject({
  * A checkpoint stored from a history (written or restored in this process), which the next checkpoint of that
  * history may continue: its key, the runs it holds and its plan's entries and source lists.
  */
-export interface CheckpointBase {
-  readonly planVersion: number;
-  readonly logLength: number;
+export interface CheckpointBase extends CheckpointKey {
   readonly held: ReadonlyArray<number>;
   readonly plan: PlanCheckpointBase;
   readonly sources: ReadonlyArray<SourcesCheckpoint>;
@@ -141,7 +139,7 @@ export interface MadeCheckpoint {
    * (`CheckpointStore.putExtending`); otherwise the whole tail.
    */
   readonly checkpoint: ThreadCheckpoint;
-  readonly extending?: { readonly planVersion: number; readonly logLength: number };
+  readonly extending?: CheckpointKey;
   readonly next: CheckpointBase;
 }
 
@@ -393,8 +391,10 @@ export const CHECKPOINT_INTERVAL = 256;
 /**
  * Writes checkpoints in the background, one chain per thread (a write never races the one before it), each
  * after the turn that scheduled it has returned. A write uses the newest cached log value still paired with the
- * plan it was scheduled for (turns may have run meanwhile); a plan no longer in force is not written. A failed
- * write is reported and changes nothing else: checkpoints only save work.
+ * plan it was scheduled for (turns may have run meanwhile); a plan no longer in force is not written. A write
+ * continues the tail of the last checkpoint stored from the same history when it can (only what changed is made
+ * and sent), and is whole otherwise. A checkpoint that cannot be made from the log at hand (its tail is gone) is
+ * not written; a failed write is reported and changes nothing else: checkpoints only save work.
  */
 export class CheckpointWriter {
   readonly #chains = new Map<string, Promise<void>>();

@@ -30,6 +30,12 @@ export interface ThreadCheckpoint {
   readonly tail?: string;
 }
 
+/** What names a checkpoint within its thread. */
+export interface CheckpointKey {
+  readonly planVersion: number;
+  readonly logLength: number;
+}
+
 /**
  * Where checkpoints are kept. Every backend keeps, per thread, only the newest `CHECKPOINTS_KEPT` (by plan
  * version, then log length): older ones are deleted in the transaction that writes a newer one, so a thread's
@@ -54,10 +60,7 @@ export interface CheckpointStore {
    * is, as `put` does); "missing" when `base` is not stored (never written, or trimmed), and nothing is stored.
    * Validates like `put`, and the base's version and length like a key.
    */
-  putExtending(
-    checkpoint: ThreadCheckpoint,
-    base: { readonly planVersion: number; readonly logLength: number },
-  ): Promise<"stored" | "exists" | "missing">;
+  putExtending(checkpoint: ThreadCheckpoint, base: CheckpointKey): Promise<"stored" | "exists" | "missing">;
   /**
    * The checkpoint of exactly `planVersion` with the greatest log length ≤ `maxLogLength`, or undefined when
    * there is none. Throws `ValidationError` for a bad thread id, or a version or maximum that is not an
@@ -114,10 +117,7 @@ export function checkCheckpoint(checkpoint: ThreadCheckpoint): {
 }
 
 /** Validates the base key of `putExtending` (named `base.planVersion`, `base.logLength` in errors). */
-export function checkBaseKey(
-  threadId: string,
-  base: { readonly planVersion: number; readonly logLength: number },
-): void {
+export function checkBaseKey(threadId: string, base: CheckpointKey): void {
   checkCount(threadId, base?.planVersion, "base.planVersion");
   checkCount(threadId, base?.logLength, "base.logLength");
 }

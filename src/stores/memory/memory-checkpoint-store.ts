@@ -1,5 +1,6 @@
 import {
   CHECKPOINTS_KEPT,
+  type CheckpointKey,
   type CheckpointStore,
   checkBaseKey,
   checkCheckpoint,
@@ -27,24 +28,26 @@ export function createMemoryCheckpointStore(): CheckpointStore {
     return store(head, tail);
   }
 
+  /** The stored checkpoint of a thread under a key, if any. */
+  function find(threadId: string, key: CheckpointKey): ThreadCheckpoint | undefined {
+    return byThread
+      .get(threadId)
+      ?.find((c) => c.planVersion === key.planVersion && c.logLength === key.logLength);
+  }
+
   function store(head: ThreadCheckpoint, tail: string): boolean {
+    if (find(head.threadId, head) !== undefined) return false;
     const kept = byThread.get(head.threadId) ?? [];
-    if (kept.some((c) => c.planVersion === head.planVersion && c.logLength === head.logLength)) return false;
     tails.set(head, tail);
     byThread.set(head.threadId, [...kept, head].sort(newestFirst).slice(0, CHECKPOINTS_KEPT));
     return true;
   }
 
-  function putExtending(
-    input: ThreadCheckpoint,
-    base: { readonly planVersion: number; readonly logLength: number },
-  ): "stored" | "exists" | "missing" {
+  function putExtending(input: ThreadCheckpoint, base: CheckpointKey): "stored" | "exists" | "missing" {
     const { head, tail } = checkCheckpoint(input);
     checkBaseKey(head.threadId, base);
-    const kept = byThread.get(head.threadId) ?? [];
-    if (kept.some((c) => c.planVersion === head.planVersion && c.logLength === head.logLength))
-      return "exists";
-    const from = kept.find((c) => c.planVersion === base.planVersion && c.logLength === base.logLength);
+    if (find(head.threadId, head) !== undefined) return "exists";
+    const from = find(head.threadId, base);
     if (from === undefined) return "missing";
     store(head, tails.get(from)! + tail);
     return "stored";
@@ -58,18 +61,13 @@ export function createMemoryCheckpointStore(): CheckpointStore {
 
   function tail(threadId: string, planVersion: number, logLength: number): string | undefined {
     checkLatestArguments(threadId, planVersion, logLength, "logLength");
-    const found = byThread
-      .get(threadId)
-      ?.find((c) => c.planVersion === planVersion && c.logLength === logLength);
+    const found = find(threadId, { planVersion, logLength });
     return found === undefined ? undefined : tails.get(found);
   }
 
   return Object.freeze({
     put: async (checkpoint: ThreadCheckpoint) => put(checkpoint),
-    putExtending: async (
-      checkpoint: ThreadCheckpoint,
-      base: { readonly planVersion: number; readonly logLength: number },
-    ) => putExtending(checkpoint, base),
+    putExtending: async (checkpoint: ThreadCheckpoint, base: CheckpointKey) => putExtending(checkpoint, base),
     latest: async (threadId: string, planVersion: number, maxLogLength: number) =>
       latest(threadId, planVersion, maxLogLength),
     tail: async (threadId: string, planVersion: number, logLength: number) =>

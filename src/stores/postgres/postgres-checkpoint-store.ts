@@ -1,5 +1,6 @@
 import {
   CHECKPOINTS_KEPT,
+  type CheckpointKey,
   type CheckpointStore,
   checkBaseKey,
   checkCheckpoint,
@@ -64,7 +65,7 @@ export function createPostgresCheckpointStore(pool: PgPool, s: string): Checkpoi
 
   async function putExtending(
     input: ThreadCheckpoint,
-    base: { readonly planVersion: number; readonly logLength: number },
+    base: CheckpointKey,
   ): Promise<"stored" | "exists" | "missing"> {
     const { head, tail } = checkCheckpoint(input);
     const { threadId, planVersion, logLength, format } = head;
@@ -118,10 +119,8 @@ export function createPostgresCheckpointStore(pool: PgPool, s: string): Checkpoi
   return Object.freeze({
     put: (checkpoint: ThreadCheckpoint) =>
       guarded("PostgreSQL", "checkpoint put", checkpoint?.threadId, () => put(checkpoint)),
-    putExtending: (
-      checkpoint: ThreadCheckpoint,
-      base: { readonly planVersion: number; readonly logLength: number },
-    ) => guarded("PostgreSQL", "checkpoint put", checkpoint?.threadId, () => putExtending(checkpoint, base)),
+    putExtending: (checkpoint: ThreadCheckpoint, base: CheckpointKey) =>
+      guarded("PostgreSQL", "checkpoint put", checkpoint?.threadId, () => putExtending(checkpoint, base)),
     latest: (threadId: string, planVersion: number, maxLogLength: number) =>
       guarded("PostgreSQL", "checkpoint latest", threadId, () => latest(threadId, planVersion, maxLogLength)),
     tail: (threadId: string, planVersion: number, logLength: number) =>

@@ -1,5 +1,6 @@
 import {
   CHECKPOINTS_KEPT,
+  type CheckpointKey,
   type CheckpointStore,
   checkBaseKey,
   checkCheckpoint,
@@ -69,10 +70,7 @@ export function createSqliteCheckpointStore(db: SqliteDatabase): CheckpointStore
     });
   }
 
-  function putExtending(
-    input: ThreadCheckpoint,
-    base: { readonly planVersion: number; readonly logLength: number },
-  ): "stored" | "exists" | "missing" {
+  function putExtending(input: ThreadCheckpoint, base: CheckpointKey): "stored" | "exists" | "missing" {
     const { head, tail } = checkCheckpoint(input);
     const { threadId, planVersion, logLength, format } = head;
     checkBaseKey(threadId, base);
@@ -113,10 +111,8 @@ export function createSqliteCheckpointStore(db: SqliteDatabase): CheckpointStore
   return Object.freeze({
     put: (checkpoint: ThreadCheckpoint) =>
       guarded("SQLite", "checkpoint put", checkpoint?.threadId, () => put(checkpoint)),
-    putExtending: (
-      checkpoint: ThreadCheckpoint,
-      base: { readonly planVersion: number; readonly logLength: number },
-    ) => guarded("SQLite", "checkpoint put", checkpoint?.threadId, () => putExtending(checkpoint, base)),
+    putExtending: (checkpoint: ThreadCheckpoint, base: CheckpointKey) =>
+      guarded("SQLite", "checkpoint put", checkpoint?.threadId, () => putExtending(checkpoint, base)),
     latest: (threadId: string, planVersion: number, maxLogLength: number) =>
       guarded("SQLite", "checkpoint latest", threadId, () => latest(threadId, planVersion, maxLogLength)),
     tail: (threadId: string, planVersion: number, logLength: number) =>
