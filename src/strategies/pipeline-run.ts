@@ -8,7 +8,7 @@ import type { PipelineInput, PipelineResult, PipelineStrategy } from "./pipeline
 import { asLedgerError, failure, finish, providerProblems } from "./pipeline-outcome.js";
 import type { StepOutcome, StepReport } from "./pipeline-report.js";
 import type { Run, RunSettings } from "./pipeline-run-state.js";
-import type { Proposal, StrategyContext, StrategyNote } from "./strategy.js";
+import { type Proposal, rethrowNotLoaded, type StrategyContext, type StrategyNote } from "./strategy.js";
 
 function historyTokens(input: PipelineInput, settings: RunSettings, plan: CompactionPlan): number {
   return historyPrompt(input, settings, plan).tokenCount;
@@ -148,8 +148,7 @@ async function ask(
       last = { proposal, attempts: attempt };
       if (!failed) return last;
     } catch (error) {
-      // A message a checkpoint-restored log does not hold ends the run: the engine loads the thread in full.
-      if (error instanceof MessageNotLoadedError) throw error;
+      rethrowNotLoaded(error);
       last = { error, attempts: attempt };
       if (error instanceof BudgetInfeasibleError) return last;
     }

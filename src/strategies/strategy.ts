@@ -1,3 +1,4 @@
+import { MessageNotLoadedError } from "../errors/ledger-error.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { ActionKind, CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
@@ -81,4 +82,13 @@ export const NO_PROPOSAL: Proposal = Object.freeze({ actions: Object.freeze([]) 
 /** A proposal with nothing to do and one note saying why (shown in pipeline reports). */
 export function nothingToDo(message: string): Proposal {
   return { actions: [], notes: [{ level: "info", code: "nothing_to_do", message }] };
+}
+
+/**
+ * Rethrows what a strategy's catch-all must not take as its own failure: a message that a checkpoint-restored
+ * log does not hold (`MessageNotLoadedError`) ends the whole run, and the engine runs the turn again on more of
+ * the log. Call it first in a `catch` that turns errors into notes.
+ */
+export function rethrowNotLoaded(error: unknown): void {
+  if (error instanceof MessageNotLoadedError) throw error;
 }

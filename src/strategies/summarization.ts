@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MessageNotLoadedError, SummarizerError, ValidationError } from "../errors/ledger-error.js";
+import { SummarizerError, ValidationError } from "../errors/ledger-error.js";
 import { canonicalJson, sha256Hex } from "../log/canonical-json.js";
 import type { Group } from "../log/groups.js";
 import type { Message } from "../log/message.js";
@@ -9,7 +9,13 @@ import { spanOfSeqs } from "../plan/span-seqs.js";
 import { type SummaryCache, summaryCacheKey } from "../stores/summary-cache.js";
 import { renderedGroupTokens } from "./group-accounting.js";
 import { parseOptions } from "./options.js";
-import type { Proposal, Strategy, StrategyContext, StrategyNote } from "./strategy.js";
+import {
+  type Proposal,
+  rethrowNotLoaded,
+  type Strategy,
+  type StrategyContext,
+  type StrategyNote,
+} from "./strategy.js";
 import type { Summarizer, SummaryResult } from "./summarizer.js";
 import { absorbable, type Previous } from "./summary-span.js";
 
@@ -153,7 +159,7 @@ async function propose(ctx: StrategyContext, settings: Settings): Promise<Propos
   try {
     result = await summarizeSpan(ctx, settings, fresh, previous, spanHash, maxTokens);
   } catch (error) {
-    if (error instanceof MessageNotLoadedError) throw error;
+    rethrowNotLoaded(error);
     return { actions: [], notes: [failureNote(error)] };
   }
   const action: PlanAction = {
