@@ -319,6 +319,37 @@ export function checkpointCases(opener: StoreOpener, title: (t: string) => strin
   });
 
   it(
+    title("concurrent continuations of one base each store the base's tail and their own, whole"),
+    async () => {
+      const { stores, target } = await opener.fresh();
+      const handles = durable ? [stores, await opener.at(target), await opener.at(target)] : [stores];
+      // A base a few hundred kilobytes long, so a join cut short or interleaved would show.
+      const baseTail = `base ${"«tail» ".repeat(40_000)}`;
+      await checkpointsOf(stores).put({ ...checkpoint("t1", [1, 10]), tail: baseTail });
+      // Continuations of the base (some racing for the same key) beside plain puts of other keys: at most
+      // CHECKPOINTS_KEPT - 1 of them newer than the base, so the base is never trimmed while they run.
+      const keys: Key[] = [
+        [1, 11],
+        [1, 12],
+        [1, 11],
+      ];
+      const outcomes = await Promise.all(
+        keys.map((key, i) =>
+          checkpointsOf(handles[i % handles.length]!).putExtending(
+            { ...checkpoint("t1", key), tail: ` +${i}` },
+            { planVersion: 1, logLength: 10 },
+          ),
+        ),
+      );
+      expect([...outcomes].sort()).toEqual(["exists", "stored", "stored"]);
+      const racedFor11 = outcomes[0] === "stored" ? " +0" : " +2";
+      expect((await checkpointsOf(stores).tail("t1", 1, 11)) === `${baseTail}${racedFor11}`).toBe(true);
+      expect((await checkpointsOf(stores).tail("t1", 1, 12)) === `${baseTail} +1`).toBe(true);
+      if (durable) expect(await rowCount(target, "t1")).toBe(CHECKPOINTS_KEPT);
+    },
+  );
+
+  it(
     title("every bad field of a put, latest or tail throws ValidationError naming it; nothing is written"),
     async () => {
       const { stores, target } = await opener.fresh();
