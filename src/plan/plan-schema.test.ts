@@ -129,6 +129,8 @@ describe("parsePlan and serializePlan", () => {
     ["a missing span", withAction(0, { span: undefined }), "actions[0].span"],
     ["an empty span", withAction(0, { span: [] }), "actions[0].span", /at least one message id/],
     ["an empty id in a span", withAction(1, { span: ["m1", ""] }), "actions[1].span[1]"],
+    ["a number in a span", withAction(1, { span: ["m1", "m2", 7] }), "actions[1].span[2]", /got number/],
+    ["a span that is not a list", withAction(0, { span: "m1" }), "actions[0].span", /array of message ids/],
     ["an unknown action kind", withAction(0, { kind: "shred" }), "actions[0].kind"],
     ["a record of another kind", withAction(4, { record: { kind: "include" } }), "actions[4].record.kind"],
     [
