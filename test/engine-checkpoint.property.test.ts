@@ -9,6 +9,8 @@
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ContextEngine } from "../src/engine/context-engine.js";
+import { createStoredCounter } from "../src/engine/stored-counter.js";
+import { loadCheckpointed } from "../src/engine/thread-checkpoint.js";
 import type { MessageInput } from "../src/log/message.js";
 import { serializePlan } from "../src/plan/plan-schema.js";
 import type { ProviderFormat } from "../src/render/provider-rules.js";
@@ -16,12 +18,15 @@ import { createMemoryStores } from "../src/stores/memory/memory-stores.js";
 import type { Stores } from "../src/stores/stores.js";
 import { arbitraryBatches, fcParams } from "./support/arbitrary-log.js";
 import { propertyEngine, type Turn, turnArb } from "./support/engine-turns.js";
+import { simpleCounter } from "./support/simple-counter.js";
 
 const RUNS = 150;
 /** Stateless loads: first attempts by source, then the runs again with the checkpoint's tail or the whole log. */
 const sources = { checkpoint: 0, cold: 0, warm: 0, withTail: 0, whole: 0 };
 /** Checkpoints the cache-less workers wrote: whole, or continuing a stored one's tail (by outcome). */
 const written = { whole: 0, stored: 0, exists: 0, missing: 0 };
+/** Newest checkpoints read back exactly with their tails, by how their tail was made. */
+const decoded = { whole: 0, continued: 0 };
 
 type Outcome =
   | { readonly ok: true; readonly hash: string; readonly request: string; readonly version: number }
@@ -49,6 +54,35 @@ async function plansOf(stores: Stores): Promise<string[]> {
 async function logOf(stores: Stores): Promise<string[]> {
   const rows = await stores.log.read("t", 0, await stores.log.length("t"));
   return rows.map(({ message }) => `${message.seq} ${message.id} ${message.hash}`);
+}
+
+/**
+ * The newest checkpoint of the latest plan version, read back with its tail (whole, or chunks continuing earlier
+ * checkpoints), gives every id of the log and the stored plan, byte for byte.
+ */
+async function expectCheckpointExact(stores: Stores): Promise<void> {
+  const version = await stores.plans.latestVersion!("t");
+  const length = await stores.log.length("t");
+  if (version < 1) return;
+  const cp = await stores.checkpoints!.latest("t", version, length);
+  if (cp === undefined) return;
+  const restored = await loadCheckpointed(
+    stores,
+    createStoredCounter(simpleCounter()),
+    "t",
+    version,
+    length,
+    true,
+  );
+  expect(restored).toBeDefined();
+  const rows = await stores.log.read("t", 0, cp.logLength);
+  const ids = Array.from(restored!.log.fullIdTable()).slice(0, cp.logLength);
+  expect(ids).toEqual(rows.map((r) => r.message.id));
+  expect(serializePlan(restored!.plan)).toBe(serializePlan(await stores.plans.get("t", version)));
+  const chunks =
+    ((await stores.checkpoints!.tail("t", cp.planVersion, cp.logLength)) ?? "").split("\n").length / 2;
+  if (chunks > 1) decoded.continued++;
+  else decoded.whole++;
 }
 
 async function checkThread(
@@ -101,6 +135,7 @@ async function checkThread(
     expect(await plansOf(coldStores)).toEqual(await plansOf(warmStores));
     // The cache-less writer appended from checkpoints: the same messages, ids (generated ones too) and hashes.
     expect(await logOf(coldStores)).toEqual(await logOf(warmStores));
+    await expectCheckpointExact(coldStores);
   } finally {
     await warm.idle();
     await stateless.idle();
@@ -125,7 +160,7 @@ describe("thread checkpoints (property)", () => {
 
   afterAll(() => {
     console.log(
-      `stateless loads: ${JSON.stringify(sources)}; checkpoints written: ${JSON.stringify(written)}`,
+      `stateless loads: ${JSON.stringify(sources)}; checkpoints written: ${JSON.stringify(written)}; read back: ${JSON.stringify(decoded)}`,
     );
     // The property must not pass vacuously: hundreds of turns started from a checkpoint (the others had no plan
     // version yet, or needed the whole log), most of those did not need the whole log, and some ran again with
@@ -136,5 +171,7 @@ describe("thread checkpoints (property)", () => {
     // Checkpoints written by a worker that had restored one continued its tail (the others followed full
     // loads: a thread's first compaction, or a run that needed the whole log).
     expect(written.stored).toBeGreaterThan(RUNS / 3);
+    // Among the newest checkpoints read back exactly, some had tails continued over several checkpoints.
+    expect(decoded.continued).toBeGreaterThan(0);
   });
 });

@@ -3,6 +3,7 @@ import type { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, nextPlan } from "../plan/compaction-plan.js";
 import type { PipelineSuccess } from "../strategies/pipeline.js";
 import { compactionTarget, type TokenBudget } from "../tokens/token-budget.js";
+import { withTailRead } from "./checkpoint-tail.js";
 import { commitPlan, reportError, reportSteps } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
 import { latestVersion } from "./thread-cache.js";
@@ -147,16 +148,9 @@ async function commitJob(
   const figures = { tokensBefore: job.tokensAfter, tokensAfter: result.report.tokensAfter };
   try {
     const added = result.plan.actions.slice(job.basePlan.actions.length);
-    const commit = () => commitPlan(core, "background", job.replaces, plan, figures, 1, added);
-    try {
-      await commit();
-    } catch (error) {
-      // A version written whole (every so many deltas) lists every span: a restored plan reads the ids it does
-      // not hold from its checkpoint's tail first. Nothing was written.
-      if (!(error instanceof MessageNotLoadedError) || error.fetch === undefined) throw error;
-      await error.fetch();
-      await commit();
-    }
+    // A version written whole (every so many deltas) lists every span: a restored plan reads the ids it does
+    // not hold from its checkpoint's tail first (the failed attempt wrote nothing).
+    await withTailRead(() => commitPlan(core, "background", job.replaces, plan, figures, 1, added));
   } catch (error) {
     if (!(error instanceof VersionConflictError)) throw error;
     discard(core, job, "another writer committed first");

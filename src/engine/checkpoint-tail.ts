@@ -13,7 +13,7 @@
  */
 import { z } from "zod";
 import { CheckpointUnfitError, MessageNotLoadedError } from "../errors/ledger-error.js";
-import { forEachAbsentSeq } from "../log/history-store.js";
+import { forEachAbsentSeq, inRuns } from "../log/history-store.js";
 import type { ActionCheckpoint, DeferredField } from "../plan/plan-checkpoint.js";
 import type { CheckpointStore, ThreadCheckpoint } from "../stores/checkpoint-store.js";
 
@@ -65,29 +65,19 @@ export function newlyAbsent(
   return runs;
 }
 
-/** The runs of the seqs below `length` outside the ascending `held` runs. */
-export function absentRuns(held: ReadonlyArray<number>, length: number): number[] {
-  const runs: number[] = [];
-  let next = 0;
-  for (let r = 0; r <= held.length; r += 2) {
-    const end = r < held.length ? held[r]! : length;
-    if (end > next) runs.push(next, end);
-    next = r < held.length ? held[r + 1]! : length;
+/**
+ * Runs `attempt`; when it throws a `MessageNotLoadedError` whose `fetch` can read a restored checkpoint's tail,
+ * reads the tail and runs `attempt` once more (an attempt must throw before it has done anything half). Any
+ * other error, and a second miss, propagate.
+ */
+export async function withTailRead<T>(attempt: () => T | Promise<T>): Promise<T> {
+  try {
+    return await attempt();
+  } catch (error) {
+    if (!(error instanceof MessageNotLoadedError) || error.fetch === undefined) throw error;
+    await error.fetch();
+    return attempt();
   }
-  return runs;
-}
-
-/** Whether a seq lies in ascending `[start, end)` runs. */
-function inRuns(runs: ReadonlyArray<number>, seq: number): boolean {
-  let lo = 0;
-  let hi = runs.length / 2 - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if (seq < runs[2 * mid]!) hi = mid - 1;
-    else if (seq >= runs[2 * mid + 1]!) lo = mid + 1;
-    else return true;
-  }
-  return false;
 }
 
 /** The retired actions and deferred fields of a whole tail, in the order their indices count. */

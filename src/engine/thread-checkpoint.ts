@@ -15,7 +15,7 @@
  */
 import { z } from "zod";
 import { LedgerError, MessageNotLoadedError, ValidationError } from "../errors/ledger-error.js";
-import { countBelow } from "../log/history-store.js";
+import { absentRuns, inRuns } from "../log/history-store.js";
 import type { Message } from "../log/message.js";
 import { type LogCheckpoint, ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
@@ -40,12 +40,12 @@ import {
   restoreMemos,
 } from "../strategies/memo-checkpoint.js";
 import {
-  absentRuns,
   CheckpointTail,
   newlyAbsent,
   seqList,
   type TailLists,
   tailChunk,
+  withTailRead,
 } from "./checkpoint-tail.js";
 import type { StoredCounter } from "./stored-counter.js";
 
@@ -207,7 +207,7 @@ export function makeCheckpoint(
     }
     tail = `\n${tailChunk(added, ids, planned.retired, planned.deferred)}`;
   }
-  const memos = exportMemos(log, plan, keys, heldTest(held));
+  const memos = exportMemos(log, plan, keys, (seq) => inRuns(held, seq));
   const sources = sourceLists(log, resolution, base);
   const header: CheckpointHeader = { log: made.checkpoint, plan: planPart, sources, memos };
   return {
@@ -222,18 +222,19 @@ export function makeCheckpoint(
     ...(base === undefined
       ? {}
       : { extending: { planVersion: base.planVersion, logLength: base.logLength } }),
-    next: {
-      planVersion: plan.version,
-      logLength: log.length,
-      held,
-      plan: {
-        actions: plan.actions,
-        entries: planPart.actions,
-        retiredCount: planPart.retiredCount,
-        deferredCount: planPart.deferredCount,
-      },
-      sources,
-    },
+    next: baseOf(header, plan),
+  };
+}
+
+/** What a checkpoint with this header, of `plan`, gives the next checkpoint of its history to continue. */
+function baseOf(header: CheckpointHeader, plan: CompactionPlan): CheckpointBase {
+  const { retiredCount, deferredCount } = header.plan;
+  return {
+    planVersion: header.plan.version,
+    logLength: header.log.length,
+    held: header.log.held,
+    plan: { actions: plan.actions, entries: header.plan.actions, retiredCount, deferredCount },
+    sources: header.sources,
   };
 }
 
@@ -270,11 +271,6 @@ function sourceList(action: number, sources: SpanSources): SourcesCheckpoint {
   return hashedAsDigest(ids.length)
     ? { action, count: ids.length, digest: sourcesDigest(ids) }
     : { action, count: ids.length, ids: [...ids] };
-}
-
-/** Whether a seq lies in the `[start, end)` runs: an odd number of run bounds is at or below it. */
-function heldTest(held: ReadonlyArray<number>): (seq: number) => boolean {
-  return (seq) => countBelow(held, seq + 1) % 2 === 1;
 }
 
 /** A thread restored from a checkpoint: the log at the stored length (projected) and the plan version. */
@@ -360,18 +356,7 @@ export async function loadCheckpointed(
     }
     restoreMemos(at, resolution, header.memos);
     // The next checkpoint written from this history continues this one's tail.
-    setCheckpointBase(at, {
-      planVersion: version,
-      logLength: cp.length,
-      held: cp.held,
-      plan: {
-        actions: plan.actions,
-        entries: header.plan.actions,
-        retiredCount: counts.retired,
-        deferredCount: counts.deferred,
-      },
-      sources: header.sources,
-    });
+    setCheckpointBase(at, baseOf(header, plan));
     const log = since.length === 0 ? at : at.appendTrusted(since.map((r) => r.message as Message));
     return { log, plan, checkpointLength: cp.length };
   } catch (error) {
@@ -468,22 +453,19 @@ export class CheckpointWriter {
 }
 
 /**
- * `makeCheckpoint`, reading the restored checkpoint's tail first when it asks for it (the first attempt left
- * nothing half done: it asks before any other work, or before anything is kept). Undefined when no checkpoint
- * can be made from this log: it needs what neither it nor the store has any more.
+ * `makeCheckpoint`, reading the restored checkpoint's tail first when it asks for it (it asks before any other
+ * work, or before anything is kept). Undefined when no checkpoint can be made from this log: it needs what
+ * neither it nor the store has any more.
  */
 async function makeFetching(
   log: ThreadLog,
   plan: CompactionPlan,
   base: CheckpointBase | undefined,
 ): Promise<MadeCheckpoint | undefined> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return makeCheckpoint(log, plan, base);
-    } catch (error) {
-      if (!(error instanceof MessageNotLoadedError)) throw error;
-      if (error.fetch === undefined || attempt > 0) return undefined;
-      await error.fetch();
-    }
+  try {
+    return await withTailRead(() => makeCheckpoint(log, plan, base));
+  } catch (error) {
+    if (error instanceof MessageNotLoadedError) return undefined;
+    throw error;
   }
 }

@@ -84,18 +84,31 @@ export function absentIdAt(projection: Projection, seq: number): string | undefi
   return projection.absentIds()[seq - heldBelow];
 }
 
+/** The runs of the seqs below `floor` outside the `held` runs (both ascending `[start, end)` pairs). */
+export function absentRuns(held: ReadonlyArray<number>, floor: number): number[] {
+  const runs: number[] = [];
+  let next = 0;
+  for (let r = 0; r <= held.length; r += 2) {
+    const end = r < held.length ? held[r]! : floor;
+    if (end > next) runs.push(next, end);
+    next = r < held.length ? held[r + 1]! : floor;
+  }
+  return runs;
+}
+
 /** Calls `visit` with each seq below `floor` outside the `held` runs (ascending `[start, end)` pairs), ascending. */
 export function forEachAbsentSeq(
   held: ReadonlyArray<number>,
   floor: number,
   visit: (seq: number) => void,
 ): void {
-  let next = 0;
-  for (let r = 0; r <= held.length; r += 2) {
-    const end = r < held.length ? held[r]! : floor;
-    for (let seq = next; seq < end; seq++) visit(seq);
-    next = r < held.length ? held[r + 1]! : floor;
-  }
+  const runs = absentRuns(held, floor);
+  for (let r = 0; r < runs.length; r += 2) for (let seq = runs[r]!; seq < runs[r + 1]!; seq++) visit(seq);
+}
+
+/** Whether a seq lies in ascending `[start, end)` runs: an odd number of run bounds is at or below it. */
+export function inRuns(runs: ArrayLike<number>, seq: number): boolean {
+  return countBelow(runs, seq + 1) % 2 === 1;
 }
 
 /** A store with no messages. */

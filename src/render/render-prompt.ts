@@ -106,20 +106,32 @@ export function renderPrompt(log: ThreadLog, plan: CompactionPlan, options: Rend
 const runsMemo = new WeakMap<SeqResolution, { readonly length: number; readonly runs: Int32Array }>();
 
 /**
- * The seqs below `length` as maximal runs under one action: flat `[start, end, actionIndex]` triples, -1 where no
- * action governs. One pass over the typed table, kept per resolution (renders of one plan share it).
+ * The seqs below `length` as runs under one action: flat `[start, end, actionIndex]` triples, -1 where no action
+ * governs. A dropped run of the resolution (`dropRuns`, possibly several drops) is one triple naming a drop that
+ * governs its first seq: it is skipped whole, and never scanned. Kept per resolution (renders of one plan share
+ * it).
  */
 function actionRuns(resolved: SeqResolution, length: number): Int32Array {
   const known = runsMemo.get(resolved);
   if (known !== undefined && known.length === length) return known.runs;
-  const { actionAt } = resolved;
+  const { actionAt, dropRuns } = resolved;
   const covered = Math.min(actionAt.length, length);
   const out: number[] = [];
   let seq = 0;
+  let drop = 0;
   while (seq < covered) {
+    while (drop < dropRuns.length && dropRuns[drop + 1]! <= seq) drop += 2;
+    const nextDrop = drop < dropRuns.length ? dropRuns[drop]! : covered;
+    if (nextDrop <= seq) {
+      const end = Math.min(dropRuns[drop + 1]!, covered);
+      out.push(seq, end, actionAt[seq]!);
+      seq = end;
+      continue;
+    }
     const index = actionAt[seq]!;
+    const stop = Math.min(nextDrop, covered);
     let end = seq + 1;
-    while (end < covered && actionAt[end] === index) end++;
+    while (end < stop && actionAt[end] === index) end++;
     out.push(seq, end, index);
     seq = end;
   }
