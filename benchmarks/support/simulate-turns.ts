@@ -79,7 +79,8 @@ export function floorTokens(
   protect: "lastTurn" | "lastUserMessage" = "lastUserMessage",
   stubBodies = false,
 ): number {
-  const keep = protectedGroups(log, protect);
+  // The task (the first user message) is part of every protected core, as the pipeline's default says.
+  const keep = protectedGroups(log, protect, log.firstUserSeq);
   const drop: string[] = [];
   const clear: string[] = [];
   for (const group of log.groups) {

@@ -363,6 +363,19 @@ export class ThreadLog {
     return Math.max(0, countBelow(this.#store.userSeqs, seq + 1) - 1);
   }
 
+  /**
+   * The seq of the first user message that is not `meta.pinned` (by default the thread's task: a pinned note put
+   * before it is protected anyway), or -1 when there is none.
+   */
+  get firstUserSeq(): number {
+    const pinned = this.pinnedSeqs;
+    for (const seq of this.#store.userSeqs) {
+      if (seq >= this.length) break;
+      if (!pinned.includes(seq)) return seq;
+    }
+    return -1;
+  }
+
   /** The seq of the last user message, or -1 when there is none. */
   get lastUserSeq(): number {
     const n = countBelow(this.#store.userSeqs, this.length);

@@ -95,6 +95,8 @@ export const pipelineConfigSchema = z.strictObject({
   failureCooldown: z.number().int().nonnegative().optional(),
   formats: z.array(z.enum(["openai", "responses", "anthropic"])).optional(),
   pendingCalls: z.enum(["stub", "hold"]).optional(),
+  /** Which message is the thread's task, kept verbatim like the newest user message (default `firstUserMessage`). */
+  task: z.enum(["firstUserMessage", "none"]).optional(),
 });
 
 /** A validated pipeline config. */
@@ -194,7 +196,15 @@ export function pipelineFromConfig(value: unknown, deps: PipelineDependencies = 
     ...(config.fallback === undefined
       ? {}
       : { fallback: config.fallback === false ? false : createHardFallback(config.fallback) }),
-    ...pick(config, ["goalRatio", "minGain", "maxAttempts", "failureCooldown", "formats", "pendingCalls"]),
+    ...pick(config, [
+      "goalRatio",
+      "minGain",
+      "maxAttempts",
+      "failureCooldown",
+      "formats",
+      "pendingCalls",
+      "task",
+    ]),
   });
   return {
     config,

@@ -4,6 +4,7 @@ import type { PendingCallMode } from "../render/render-prompt.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
 import type { PipelineInput, PipelineStrategy } from "./pipeline.js";
 import type { StepReport } from "./pipeline-report.js";
+import type { TaskRule } from "./protected-core.js";
 import type { Strategy } from "./strategy.js";
 
 /** Settings of a pipeline, fixed when it is created (plus the failure counters it keeps across runs). */
@@ -16,6 +17,8 @@ export interface RunSettings {
   readonly failureCooldown: number;
   readonly formats: ReadonlyArray<ProviderFormat>;
   readonly pendingCalls: PendingCallMode;
+  /** Which message is the thread's task, protected like the newest user message. */
+  readonly task: TaskRule;
   /** Per thread and model strategy: consecutive failures and runs left to sit out. */
   readonly failures: Map<string, { count: number; cooldown: number }>;
 }

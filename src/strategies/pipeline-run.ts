@@ -8,6 +8,7 @@ import type { PipelineInput, PipelineResult, PipelineStrategy } from "./pipeline
 import { asLedgerError, failure, finish, providerProblems } from "./pipeline-outcome.js";
 import type { StepOutcome, StepReport } from "./pipeline-report.js";
 import type { Run, RunSettings } from "./pipeline-run-state.js";
+import { taskSeqOf, untouchableSeqs } from "./protected-core.js";
 import { type Proposal, rethrowNotLoaded, type StrategyContext, type StrategyNote } from "./strategy.js";
 
 function historyTokens(input: PipelineInput, settings: RunSettings, plan: CompactionPlan): number {
@@ -34,6 +35,7 @@ function contextFor(run: Run): StrategyContext {
     target: run.target,
     goal: run.goal,
     contextWindow: input.budget.contextWindow,
+    taskSeq: taskSeqOf(input.log, settings.task),
     ...(input.signal === undefined ? {} : { signal: input.signal }),
     measure: (plan) => historyTokens(input, settings, plan),
   };
@@ -159,7 +161,7 @@ async function ask(
 
 /**
  * Checks a proposal against the strategy's declared kinds, and that it leaves what no strategy may compact alone:
- * system prompts, pinned messages and the last user message. Returns the problems.
+ * system prompts, pinned messages, the task and the last user message. Returns the problems.
  */
 function check(run: Run, strategy: PipelineStrategy, actions: ReadonlyArray<PlanAction>): string[] {
   const problems: string[] = [];
@@ -171,7 +173,7 @@ function check(run: Run, strategy: PipelineStrategy, actions: ReadonlyArray<Plan
     if (!Array.isArray(action.span) || action.span.length === 0)
       problems.push(`action ${i} has an empty span`);
     if (action.kind === "include") return;
-    run.protectedSeqs ??= untouchableSeqs(run);
+    run.protectedSeqs ??= untouchableSeqs(log, taskSeqOf(log, run.settings.task));
     // Spans list ids in log order: the hint finds each seq without hashing the id (a summary names thousands).
     let hint = 0;
     for (const id of action.span) {
@@ -186,14 +188,6 @@ function check(run: Run, strategy: PipelineStrategy, actions: ReadonlyArray<Plan
     }
   });
   return problems;
-}
-
-/** Seqs no strategy may compact: system prompts, `meta.pinned` messages and the last user message. */
-function untouchableSeqs(run: Run): Set<number> {
-  const { log } = run.input;
-  const seqs = new Set<number>(log.pinnedSeqs);
-  if (log.lastUserSeq >= 0) seqs.add(log.lastUserSeq);
-  return seqs;
 }
 
 /** Runs one strategy; returns the error that ends the run (only a fallback's infeasible budget does). */

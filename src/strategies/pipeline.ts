@@ -10,6 +10,7 @@ import type { MessageCounter } from "../tokens/tokenizer.js";
 import { createHardFallback } from "./hard-fallback.js";
 import type { PipelineReport } from "./pipeline-report.js";
 import { runPipeline } from "./pipeline-run.js";
+import type { TaskRule } from "./protected-core.js";
 import type { Proposal, Strategy, StrategyContext, StrategyFunction } from "./strategy.js";
 
 export type { PipelineReport, StepOutcome, StepReport } from "./pipeline-report.js";
@@ -41,6 +42,8 @@ export interface PipelineOptions {
   /** Formats the final request must be valid for (default: all three). */
   readonly formats?: ReadonlyArray<ProviderFormat>;
   readonly pendingCalls?: PendingCallMode;
+  /** Which message is the thread's task, never compacted by a strategy (default `firstUserMessage`). */
+  readonly task?: TaskRule;
 }
 
 /** One run's input: the log, the last committed plan and the accounting. */
@@ -142,6 +145,7 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     failureCooldown: Math.floor(positive(options.failureCooldown, "failureCooldown", 3)),
     formats: options.formats ?? ["openai", "responses", "anthropic"],
     pendingCalls: options.pendingCalls ?? "stub",
+    task: options.task ?? "firstUserMessage",
     failures: new Map<string, { count: number; cooldown: number }>(),
   };
   return { strategies, pendingCalls: settings.pendingCalls, run: (input) => runPipeline(input, settings) };

@@ -27,6 +27,11 @@ export interface StrategyContext {
   readonly goal: number;
   /** The model's context window, for triggers expressed as a share of it. */
   readonly contextWindow: number;
+  /**
+   * The seq of the thread's task (by default its first user message), which the pipeline rejects any compaction
+   * of, like system prompts, pinned messages and the newest user message; -1 or absent when none is protected.
+   */
+  readonly taskSeq?: number;
   /** Aborted when the pipeline gives up on the run (e.g. a deadline); long strategies should honour it. */
   readonly signal?: AbortSignal;
   /** The renderer's token count of the history under another plan (for strategies that check their gain). */

@@ -139,7 +139,7 @@ function failureNote(error: unknown): StrategyNote {
 
 async function propose(ctx: StrategyContext, settings: Settings): Promise<Proposal> {
   const resolution = resolveForLog(ctx.plan, ctx.log);
-  const { previous, groups } = absorbable(ctx.log, resolution, settings.name);
+  const { previous, groups } = absorbable(ctx.log, resolution, settings.name, ctx.taskSeq ?? -1);
   const maxTokens = settings.maxSummaryTokens ?? Math.min(2_000, Math.max(64, Math.floor(ctx.goal * 0.1)));
   const count = spanLength(ctx, settings, groups, maxTokens);
   if (count < settings.minSpanGroups) {
@@ -213,7 +213,12 @@ export function createSummarization(options: SummarizationOptions): Strategy & {
     propose: (ctx) => propose(ctx, settings),
     due: (ctx) => {
       if (settings.target === undefined) return false;
-      const { groups } = absorbable(ctx.log, resolveForLog(ctx.plan, ctx.log), settings.name);
+      const { groups } = absorbable(
+        ctx.log,
+        resolveForLog(ctx.plan, ctx.log),
+        settings.name,
+        ctx.taskSeq ?? -1,
+      );
       return groups.length > settings.target + settings.threshold;
     },
   };

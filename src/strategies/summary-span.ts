@@ -69,14 +69,19 @@ export interface Absorbable {
 /**
  * The strategy's summary in force under the plan, and the groups a summary may absorb, oldest first: compactable
  * (not system, pending or pinned), not the group of the last user message (the request being answered stays
- * verbatim), nothing dropped or externalized in it, and not already under the summary in force. Groups cleared
+ * verbatim) nor the task's (`taskSeq`, -1 for none), nothing dropped or externalized in it, and not already under the summary in force. Groups cleared
  * or collapsed by cheaper strategies qualify: the summarizer reads their original messages.
  *
  * Only groups the sweep left open for the plan (or an ancestor) are looked at again, plus those whose messages
  * an added action dropped, externalized, absorbed or released: a system or pinned group never qualifies, and a
  * dropped, externalized or absorbed one stays so until an action changes that.
  */
-export function absorbable(log: ThreadLog, resolution: SeqResolution, name: string): Absorbable {
+export function absorbable(
+  log: ThreadLog,
+  resolution: SeqResolution,
+  name: string,
+  taskSeq = -1,
+): Absorbable {
   const plan = resolution.plan;
   const sweep = summarySweep(log, name);
   const base = sweep.base(log, plan);
@@ -102,7 +107,7 @@ export function absorbable(log: ThreadLog, resolution: SeqResolution, name: stri
   }
   const previous =
     action?.kind === "summarize" && seqs.length > 0 ? { action, record: action.record, seqs } : undefined;
-  const groups = candidates(log, resolution, previous, visit);
+  const groups = candidates(log, resolution, previous, visit, taskSeq);
   sweep.remember(log, resolution, groups.open, { index, seqs });
   return { previous, groups: groups.out };
 }
@@ -112,15 +117,17 @@ function candidates(
   resolution: SeqResolution,
   previous: Previous | undefined,
   visit: ReadonlyArray<number>,
+  taskSeq: number,
 ): { out: Group[]; open: number[] } {
   const lastUser = log.lastUserSeq;
   const protectedGroup = lastUser >= 0 ? log.groupIndexOf(lastUser) : -1;
+  const taskGroup = taskSeq >= 0 ? log.groupIndexOf(taskSeq) : -1;
   const out: Group[] = [];
   const open: number[] = [];
   for (const index of visit) {
     const group = log.groupAt(index);
     if (group.kind === "system") continue;
-    if (group.index === protectedGroup || group.pending) {
+    if (group.index === protectedGroup || group.index === taskGroup || group.pending) {
       open.push(index);
       continue;
     }

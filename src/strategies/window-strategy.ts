@@ -41,7 +41,7 @@ export function createWindowStrategy(spec: WindowSpec): Strategy {
 function proposeCut(ctx: StrategyContext, spec: WindowSpec): Proposal {
   const resolution = resolveForLog(ctx.plan, ctx.log);
   if (!triggerFires(spec.trigger, ctx, resolution)) return NO_PROPOSAL;
-  const cut = spec.cut(windowedGroups(ctx.log, resolution, spec.scope), ctx.log);
+  const cut = spec.cut(windowedGroups(ctx.log, resolution, spec.scope, ctx.taskSeq ?? -1), ctx.log);
   if (cut === undefined || cut.dropped.length === 0) return NO_PROPOSAL;
   return { actions: [dropGroupsAction(ctx.log, cut.dropped, spec.name, cut.recordReason, cut.reason)] };
 }

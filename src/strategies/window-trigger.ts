@@ -151,13 +151,19 @@ export function lastUserGroup(log: ThreadLog): number {
 /**
  * The groups a window counts and may drop, oldest first: not pending, no `meta.pinned` message, not a system
  * prompt (unless `keepSystem` is false), not the latest user message when asked, and every message either
- * untouched or only cleared by the plan. Cleared groups qualify because dropping one supersedes the clear
+ * untouched or only cleared by the plan, and not the task's group (`taskSeq`, -1 for none). Cleared groups qualify because dropping one supersedes the clear
  * cleanly (drop wins, the group goes whole); otherwise a window behind a clearing strategy could never shrink.
  * Groups already dropped are gone, and summarized or externalized groups are condensed already: a window
  * neither counts nor touches them.
  */
-export function windowedGroups(log: ThreadLog, resolution: SeqResolution, scope: WindowScope): Group[] {
+export function windowedGroups(
+  log: ThreadLog,
+  resolution: SeqResolution,
+  scope: WindowScope,
+  taskSeq = -1,
+): Group[] {
   const lastUser = scope.keepLastUser ? lastUserGroup(log) : -1;
+  const task = taskSeq >= 0 ? log.groupIndexOf(taskSeq) : -1;
   // Only groups left open for the plan (or an ancestor) are looked at: a pinned group, a kept system prompt and
   // a summarized, externalized or dropped group stay out of every window until an action changes that.
   const sweep = log.historyMemo(windowMemoKey(scope), () => new GroupSweep());
@@ -170,7 +176,7 @@ export function windowedGroups(log: ThreadLog, resolution: SeqResolution, scope:
     condensedChanged,
   )) {
     const group = log.groupAt(index);
-    if (group.pending || group.index === lastUser) {
+    if (group.pending || group.index === lastUser || group.index === task) {
       open.push(index);
       continue;
     }

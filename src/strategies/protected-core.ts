@@ -1,0 +1,25 @@
+import type { ThreadLog } from "../log/thread-log.js";
+
+/**
+ * Which message is the thread's task: `firstUserMessage` (default) protects the thread's first user message, so a
+ * single-task agent run keeps its instructions verbatim however many harness messages follow; `none` protects no
+ * task (only pinned messages and the newest user message).
+ */
+export type TaskRule = "firstUserMessage" | "none";
+
+/** The seq of the thread's task under `rule`, or -1 when there is none. */
+export function taskSeqOf(log: ThreadLog, rule: TaskRule): number {
+  return rule === "none" ? -1 : log.firstUserSeq;
+}
+
+/**
+ * The seqs no strategy may compact on its own: system prompts and `meta.pinned` messages, the task and the newest
+ * user message. (Pending calls are guarded by plan validation.) Together with the pending calls they are the
+ * protected core that every request keeps.
+ */
+export function untouchableSeqs(log: ThreadLog, taskSeq: number): Set<number> {
+  const seqs = new Set<number>(log.pinnedSeqs);
+  if (log.lastUserSeq >= 0) seqs.add(log.lastUserSeq);
+  if (taskSeq >= 0) seqs.add(taskSeq);
+  return seqs;
+}
