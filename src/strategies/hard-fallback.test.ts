@@ -124,15 +124,24 @@ describe("createHardFallback", () => {
     expect(tokensOf(log, plan)).toBeLessThanOrEqual(head + newest + 20);
   });
 
-  it("stubs tool bodies inside a protected turn before giving up, and says by how much when even that fails", async () => {
+  it("drops the oldest calls of a last turn that cannot fit whole, then stubs, and says by how much when even that fails", async () => {
     const log = ThreadLog.from("t", run(8, 2_000));
     const { plan } = await runStrategy(createHardFallback(), log, emptyPlan("t"), {
-      target: 1_500,
-      goal: 1_000,
+      target: 3_000,
+      goal: 2_500,
     });
-    expect(kindAt(log, plan, "t0")).toBe("clear");
-    expect(kindAt(log, plan, "a0")).toBe("clear");
-    expect(tokensOf(log, plan)).toBeLessThanOrEqual(1_500);
+    // One turn: its user message (the task) and the newest call stay, the oldest calls go first.
+    expect(kindAt(log, plan, "a0")).toBe("drop");
+    expect(kindAt(log, plan, "a7")).toBeUndefined();
+    expect(tokensOf(log, plan)).toBeLessThanOrEqual(3_000);
+    const stubbed = await runStrategy(createHardFallback(), log, emptyPlan("t"), {
+      target: 300,
+      goal: 250,
+    });
+    // Nothing left to drop is enough: the newest call's bodies are stubbed, its pairing kept.
+    expect(kindAt(log, stubbed.plan, "t7")).toBe("clear");
+    expect(kindAt(log, stubbed.plan, "a0")).toBe("drop");
+    expect(tokensOf(log, stubbed.plan)).toBeLessThanOrEqual(300);
     const error = await runStrategy(createHardFallback(), log, emptyPlan("t"), {
       target: 20,
       goal: 10,

@@ -22,39 +22,48 @@ export const hardFallbackOptionsSchema = z.strictObject({
 export type HardFallbackOptions = z.infer<typeof hardFallbackOptionsSchema>;
 
 /**
- * Group indices the fallback never drops: system prompts, `meta.pinned` messages, pending calls, and the last
- * user message — with everything after it when `protect` is `lastTurn` (the newest non-system group when there
- * is no user message).
+ * Group indices the fallback never drops: system prompts, `meta.pinned` messages, pending calls, the task's group
+ * (`taskSeq`, -1 for none) and the last user message — with everything after it when `protect` is `lastTurn`
+ * (the newest non-system group when there is no user message).
  */
-export function protectedGroups(log: ThreadLog, protect: "lastTurn" | "lastUserMessage"): Uint8Array {
+export function protectedGroups(
+  log: ThreadLog,
+  protect: "lastTurn" | "lastUserMessage",
+  taskSeq = -1,
+): Uint8Array {
   const keep = new Uint8Array(log.groupCount);
-  for (const g of protectedGroupList(log, protect)) keep[g] = 1;
+  for (const g of protectedGroupList(log, protect, taskSeq)) keep[g] = 1;
   return keep;
 }
 
 /**
- * The indices of `protectedGroups`, ascending, found from their sources (pinned seqs, pending calls, the last
- * turn) without visiting every group: a turn on a long thread pays for what is protected, not for its length.
+ * The indices of `protectedGroups`, ascending, found from their sources (pinned seqs, pending calls, the task,
+ * the last turn) without visiting every group: a turn on a long thread pays for what is protected, not for its
+ * length.
  */
-export function protectedGroupList(log: ThreadLog, protect: "lastTurn" | "lastUserMessage"): number[] {
+export function protectedGroupList(
+  log: ThreadLog,
+  protect: "lastTurn" | "lastUserMessage",
+  taskSeq = -1,
+): number[] {
   const groups = new Set<number>();
   // System prompts are among the pinned seqs.
   for (const seq of log.pinnedSeqs) groups.add(log.groupIndexOf(seq));
   for (const call of log.pendingCalls.values()) groups.add(log.groupIndexOf(call.seq));
+  if (taskSeq >= 0) groups.add(log.groupIndexOf(taskSeq));
   const lastUser = log.lastUserSeq;
   if (lastUser >= 0) {
     const end = protect === "lastTurn" ? log.length : lastUser + 1;
     for (let seq = lastUser; seq < end; seq++) groups.add(log.groupIndexOf(seq));
-  } else {
-    // No user message at all: the group of the newest non-system message is what the model must answer, and a
-    // request needs a message besides the system prompt. (Not the highest group index: groups are numbered by
-    // their first message, and a result can join an older group after a newer one began.)
-    for (let seq = log.length - 1; seq >= 0; seq--) {
-      const g = log.groupIndexOf(seq);
-      if (log.groupAt(g).kind === "system") continue;
-      groups.add(g);
-      break;
-    }
+  }
+  // The group of the newest non-system message is what the model answers (and a request needs a message
+  // besides the system prompt). Not the highest group index: groups are numbered by their first message, and a
+  // result can join an older group after a newer one began.
+  for (let seq = log.length - 1; seq >= 0; seq--) {
+    const g = log.groupIndexOf(seq);
+    if (log.groupAt(g).kind === "system") continue;
+    groups.add(g);
+    break;
   }
   return [...groups].sort((a, b) => a - b);
 }
@@ -155,10 +164,19 @@ function clearAction(log: ThreadLog, seqs: ReadonlyArray<number>, name: string, 
   };
 }
 
-function propose(ctx: StrategyContext, name: string, protect: "lastTurn" | "lastUserMessage"): Proposal {
-  if (ctx.tokens <= ctx.target) return { actions: [] };
+type Protect = "lastTurn" | "lastUserMessage";
+
+/**
+ * Drops the oldest groups not in `keep` until the request fits: the goal when dropping everything droppable
+ * reaches it (chunked compaction), else the target; undefined when even dropping all of them does not fit.
+ */
+function dropToFit(
+  ctx: StrategyContext,
+  name: string,
+  keep: Uint8Array,
+  spares: ReadonlyArray<boolean>,
+): PlanAction[] | undefined {
   const { log } = ctx;
-  const keep = protectedGroups(log, protect);
   const withActions = (actions: ReadonlyArray<PlanAction>) =>
     nextPlan(ctx.plan, [...ctx.plan.actions, ...actions], log.length);
   const lists = new Map<boolean, ReturnType<typeof droppable>>();
@@ -192,7 +210,7 @@ function propose(ctx: StrategyContext, name: string, protect: "lastTurn" | "last
     return tokens;
   };
   const newest = newestUnprotected(keep);
-  for (const spare of [true, false]) {
+  for (const spare of spares) {
     const all = measureCut(log.groupCount, spare);
     if (all > ctx.target) continue;
     // Dropping more never costs more, so the smallest cut is found by bisection. Aim at the goal (chunked
@@ -200,37 +218,67 @@ function propose(ctx: StrategyContext, name: string, protect: "lastTurn" | "last
     const fits = (aim: number) => bisect(log.groupCount, (cut) => measureCut(cut, spare) <= aim);
     let cut = all <= ctx.goal ? fits(ctx.goal) : fits(ctx.target);
     if (cut > newest && newest >= 0 && measureCut(newest, spare) <= ctx.target) cut = fits(ctx.target);
-    return { actions: dropBelow(cut, spare) };
+    return dropBelow(cut, spare);
   }
-  const all = measureCut(log.groupCount, false);
-  // Even with every unprotected group gone it does not fit: stub the oldest tool bodies of the protected turn
-  // (their calls and pairing stay, so nothing of the turn is dropped) until it does.
-  const drops = dropBelow(log.groupCount, false);
+  return undefined;
+}
+
+/**
+ * Drops every unprotected group and stubs the oldest tool bodies of the protected ones (their calls and pairing
+ * stay) until the request fits; throws `BudgetInfeasibleError` when even all of them stubbed does not.
+ */
+function stubToFit(ctx: StrategyContext, name: string, keep: Uint8Array): PlanAction[] {
+  const { log } = ctx;
+  const withActions = (actions: ReadonlyArray<PlanAction>) =>
+    nextPlan(ctx.plan, [...ctx.plan.actions, ...actions], log.length);
+  const list = droppable(log, ctx.plan, keep, false);
+  const all = idsBelow(log, list, log.groupCount);
+  const drops = all.length === 0 ? [] : [dropAction(all, name, ctx.target)];
   const clearable = clearableSeqs(log, drops.length === 0 ? ctx.plan : withActions(drops), keep);
   const measureClear = (n: number): number =>
-    n === 0
-      ? all
-      : ctx.measure(withActions([...drops, clearAction(log, clearable.slice(0, n), name, ctx.target)]));
+    ctx.measure(
+      withActions(n === 0 ? drops : [...drops, clearAction(log, clearable.slice(0, n), name, ctx.target)]),
+    );
   const most = measureClear(clearable.length);
   if (most > ctx.target) {
     throw new BudgetInfeasibleError(
-      "the protected content (system, pinned, pending calls, the last user turn with its tool bodies stubbed) alone exceeds the budget",
+      "the protected core (system prompt, pinned messages, pending calls, the task and the newest user message; older tool bodies stubbed, everything else dropped) does not fit — raise the budget's contextWindow, lower reserveOutput or the reserves, or shorten the pinned content or the task",
       most,
       ctx.target,
       { threadId: log.threadId },
     );
   }
   const n = bisect(clearable.length, (k) => measureClear(k) <= ctx.target);
-  return { actions: n === 0 ? drops : [...drops, clearAction(log, clearable.slice(0, n), name, ctx.target)] };
+  return n === 0 ? drops : [...drops, clearAction(log, clearable.slice(0, n), name, ctx.target)];
+}
+
+function propose(ctx: StrategyContext, name: string, protect: Protect): Proposal {
+  if (ctx.tokens <= ctx.target) return { actions: [] };
+  const taskSeq = ctx.taskSeq ?? -1;
+  // The whole last turn stays when the rest can make room; in a single-task agent run the last turn is the
+  // whole run, so then only the protected core (and the newest group) stays and the turn's oldest calls go first.
+  const levels: ReadonlyArray<Protect> = protect === "lastTurn" ? ["lastTurn", "lastUserMessage"] : [protect];
+  // A summary stands for many messages at a small cost: every level is tried sparing summaries before any
+  // level may drop them.
+  const keeps = levels.map((level) => protectedGroups(ctx.log, level, taskSeq));
+  for (const spare of [true, false]) {
+    for (const keep of keeps) {
+      const actions = dropToFit(ctx, name, keep, [spare]);
+      if (actions !== undefined) return { actions };
+    }
+  }
+  return { actions: stubToFit(ctx, name, protectedGroups(ctx.log, "lastUserMessage", taskSeq)) };
 }
 
 /**
  * The hard fallback: drops the oldest unprotected groups (one drop action) until the renderer's count reaches
  * the goal, or at least the target; summarized and externalized spans go only when nothing else is enough, and
- * the goal never costs the newest droppable group when the target would keep it. Never dropped: system prompts, pinned messages, pending calls and the last
- * user turn (see `protect`). When dropping everything else is not enough, it stubs the oldest tool results and
- * call arguments of the protected turn (a clear: the calls and their pairing stay). When even that does not
- * fit, it throws `BudgetInfeasibleError` saying by how much; the pipeline turns that into a failed run.
+ * the goal never costs the newest droppable group when the target would keep it. Never dropped: system prompts,
+ * pinned messages, pending calls, the task (`StrategyContext.taskSeq`), the newest group and the last user turn
+ * (see `protect`) — when the rest cannot make room for the whole last turn, only its user message stays and the
+ * turn's oldest calls go first. When dropping everything else is not enough, it stubs the oldest tool results and
+ * call arguments that are left (a clear: the calls and their pairing stay). When even that does not fit, it
+ * throws `BudgetInfeasibleError` saying by how much; the pipeline turns that into a failed run.
  */
 export function createHardFallback(options: HardFallbackOptions = {}): Strategy {
   const o = parseOptions(hardFallbackOptionsSchema, options, "hardFallback");
