@@ -70,6 +70,8 @@ interface Pipelines {
   readonly full: Pipeline;
   readonly inline: Pipeline;
   readonly budget?: TokenBudget;
+  /** True when the engine built the pipeline and its summarizer runs in process (no model call). */
+  readonly localSummaries: boolean;
 }
 
 function isPipeline(value: unknown): value is Pipeline {
@@ -100,7 +102,7 @@ function buildPipelines(options: ContextEngineOptions, settings: EngineSettings)
         field: "inlinePipeline",
       });
     }
-    return { full: options.pipeline, inline };
+    return { full: options.pipeline, inline, localSummaries: false };
   }
   const deps: PipelineDependencies = {
     summaryCache: options.stores.summaries,
@@ -114,6 +116,8 @@ function buildPipelines(options: ContextEngineOptions, settings: EngineSettings)
   const config =
     settings.pendingCalls === undefined ? base : { ...base, pendingCalls: settings.pendingCalls };
   const configured = pipelineFromConfig(config, deps);
+  const summarizer = options.summarizer;
+  const kind = configured.config.summarizer?.kind ?? "extractive";
   const full = configured.pipeline;
   const free = (config: PipelineConfig): PipelineConfig => ({
     ...config,
@@ -127,6 +131,7 @@ function buildPipelines(options: ContextEngineOptions, settings: EngineSettings)
   return {
     full,
     inline,
+    localSummaries: summarizer === undefined ? kind === "extractive" : summarizer.local === true,
     ...(configured.budget === undefined ? {} : { budget: configured.budget }),
   };
 }
@@ -147,6 +152,7 @@ export function createEngineCore(options: ContextEngineOptions): EngineCore {
     });
   }
   const budget = toBudget(budgetSource);
+  const mode = settings.summarization ?? (pipelines.localSummaries ? "inline" : "background");
   const model =
     budget.model !== undefined && lookupModel(budget.model) !== undefined ? budget.model : undefined;
   const inner =
@@ -170,9 +176,9 @@ export function createEngineCore(options: ContextEngineOptions): EngineCore {
     settings,
     counter,
     budget,
-    inline: settings.summarization === "inline" ? pipelines.full : pipelines.inline,
+    inline: mode === "inline" ? pipelines.full : pipelines.inline,
     full: pipelines.full,
-    background: settings.summarization === "background" && pipelines.inline !== pipelines.full,
+    background: mode === "background" && pipelines.inline !== pipelines.full,
     pendingCalls: pipelines.full.pendingCalls,
     events: createEventSink(listeners, now),
     cache,

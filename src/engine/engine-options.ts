@@ -39,7 +39,11 @@ export interface ContextEngineOptions {
   readonly inlinePipeline?: Pipeline;
   /** The summarizer of the default or configured pipeline (default: the config's, else extractive). */
   readonly summarizer?: Summarizer;
-  /** `background` (default): a turn never waits for a model strategy; `inline`: it runs them in the turn. */
+  /**
+   * `background`: a turn never waits for a model strategy (the default when the summarizer calls a model);
+   * `inline`: it runs them in the turn (the default when every summary is local, as with the extractive
+   * summarizer: there is no model call to keep off the turn's path, and the turn gets the summary at once).
+   */
   readonly summarization?: SummarizationMode;
   /** Listeners of the engine's typed events. */
   readonly events?: EngineListener | ReadonlyArray<EngineListener>;
@@ -78,7 +82,8 @@ export const engineSettingsSchema = z.strictObject({
 
 /** The validated JSON-shaped settings with defaults filled in. */
 export interface EngineSettings {
-  readonly summarization: SummarizationMode;
+  /** Undefined: chosen by the summarizer (inline when it is local, else background). */
+  readonly summarization: SummarizationMode | undefined;
   readonly tenant: string;
   readonly maxConflictRetries: number;
   readonly calibration: CalibrationSettings;
@@ -151,7 +156,7 @@ export function parseEngineOptions(options: ContextEngineOptions): EngineSetting
   );
   const o = parseOptions(engineSettingsSchema, json, "engine");
   return {
-    summarization: o.summarization ?? "background",
+    summarization: o.summarization,
     tenant: o.tenant ?? "default",
     maxConflictRetries: o.maxConflictRetries ?? 3,
     calibration: { ...DEFAULT_CALIBRATION, ...o.calibration },

@@ -1,3 +1,4 @@
+import { BudgetInfeasibleError } from "../errors/ledger-error.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import {
   assertValid,
@@ -6,7 +7,7 @@ import {
   toProviderRequest,
 } from "../render/provider-rules.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
-import type { PipelineResult, PipelineSuccess } from "../strategies/pipeline.js";
+import type { Pipeline, PipelineResult, PipelineSuccess } from "../strategies/pipeline.js";
 import { availableForPrompt, compactionTarget, type TokenBudget } from "../tokens/token-budget.js";
 import { scheduleBackground } from "./background-runs.js";
 import { type Calibration, calibratedBudget } from "./calibration.js";
@@ -69,8 +70,15 @@ async function runTurn<F extends ProviderFormat>(
   requireMessages(state, threadId);
   const calibration = await core.calibration.get(input.model);
   const budget = calibratedBudget(input.budget, calibration.ratio);
-  const result = await runInline(core, state, input, budget, calibration.ratio);
+  let result = await runInline(core, core.inline, state, input, budget, calibration.ratio);
   reportSteps(core, "prepareTurn", threadId, result.report);
+  // Never stuck: when the free strategies cannot make the request fit, the turn runs the summarization it needs
+  // (the whole pipeline) itself instead of failing while a background run is yet to come.
+  const waited = !result.ok && result.error instanceof BudgetInfeasibleError && core.inline !== core.full;
+  if (waited) {
+    result = await runInline(core, core.full, state, input, budget, calibration.ratio);
+    reportSteps(core, "prepareTurn", threadId, result.report);
+  }
   if (!result.ok) throw result.error;
   // Transactional: the request in the caller's format is built and checked before the plan is committed, so a
   // format the pipeline did not validate can never leave a committed plan without its call.
@@ -93,7 +101,8 @@ async function runTurn<F extends ProviderFormat>(
     tokensAfter: result.report.tokensAfter,
     calibrationRatio: calibration.ratio,
   };
-  const scheduled = core.background && result.report.triggered && scheduleBackground(core, job, turnDone);
+  const scheduled =
+    core.background && !waited && result.report.triggered && scheduleBackground(core, job, turnDone);
   try {
     return await finishTurn(core, state, input, request, {
       result,
@@ -108,9 +117,10 @@ async function runTurn<F extends ProviderFormat>(
   }
 }
 
-/** Announces the check and runs the turn's pipeline (free strategies, or all of them when inline). */
+/** Announces the check and runs one of the turn's pipelines (its free strategies, or all of them). */
 async function runInline<F extends ProviderFormat>(
   core: EngineCore,
+  pipeline: Pipeline,
   state: LoadedThread,
   input: TurnInput<F>,
   budget: TokenBudget,
@@ -127,7 +137,7 @@ async function runInline<F extends ProviderFormat>(
   for (const a of input.inputs.rehydrated) {
     core.events.emit("rehydrated", threadId, { artifactId: a.artifactId, chars: a.content.length });
   }
-  const result = await core.inline.run({
+  const result = await pipeline.run({
     log: state.log,
     plan: state.plan,
     counter: core.counter,

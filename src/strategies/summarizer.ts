@@ -37,5 +37,10 @@ export interface Summarizer {
   readonly id: string;
   /** Changes whenever the prompt or the extraction rules change, so cached summaries are not reused. */
   readonly promptVersion: string;
+  /**
+   * True when it runs in process without a model call (the extractive one): an engine whose summaries are all
+   * local makes them inside the turn by default, since there is no model call to keep off the turn's path.
+   */
+  readonly local?: boolean;
   summarize(request: SummaryRequest): Promise<SummaryResult>;
 }

@@ -48,6 +48,7 @@ export function createExtractiveSummarizer(options: ExtractiveSummarizerOptions 
   return Object.freeze({
     id: ID,
     promptVersion: PROMPT_VERSION,
+    local: true,
     summarize(request: SummaryRequest): Promise<SummaryResult> {
       try {
         return Promise.resolve(summarizeNow(request, fitOptions));
