@@ -6,18 +6,19 @@
  * a peer that drops a call but keeps the assistant's text would otherwise score on the text alone.
  *
  * The main argument is the first string value of the call's JSON arguments (e.g. `command` of a bash call), else
- * the whole argument text; its start is its first 40 characters with whitespace runs collapsed to one space.
- * Calls with the same signature (the same tool run with the same leading 40 characters) are visible together.
+ * the whole argument text; its start is its first 32 characters with whitespace runs collapsed to one space (32,
+ * not 40: enough to tell commands apart, and a summary line that clips an argument to 39 characters and "…"
+ * still matches). Calls with the same signature (same tool, same leading characters) are visible together.
  */
 import type { MessageInput } from "../../src/log/message.js";
 import type { OpenAIChatRequest } from "../../src/render/openai-chat-adapter.js";
 
-const PREFIX_CHARS = 40;
+const PREFIX_CHARS = 32;
 
 /** A tool call reduced to what the check compares. */
 export interface CallSignature {
   readonly name: string;
-  /** The first 40 characters of the main argument, whitespace collapsed (may be empty). */
+  /** The first 32 characters of the main argument, whitespace collapsed (may be empty). */
   readonly prefix: string;
 }
 
