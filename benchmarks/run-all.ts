@@ -8,7 +8,14 @@ import { existsSync } from "node:fs";
 import { extname, join } from "node:path";
 
 const compiled = extname(import.meta.filename) === ".js";
-const scripts = ["tokenizer-bench", "render-bench", "peers-bench", "pipeline-bench", "engine-bench"];
+const scripts = [
+  "tokenizer-bench",
+  "render-bench",
+  "peers-bench",
+  "pipeline-bench",
+  "engine-bench",
+  "quality-bench",
+];
 const extra = process.argv.slice(2);
 let failed = 0;
 for (const name of scripts) {
