@@ -13,7 +13,7 @@ export const DEFAULT_PIPELINE_CONFIG: PipelineConfig = Object.freeze({
   ]) as unknown as PipelineConfig["strategies"],
   // Each compaction lands at 80 % of the target: the request keeps most of the budget in use (what the model
   // still sees) while the next turns fit without compacting again (what keeps the prompt cache). Chosen on
-  // `npm run bench:quality` (docs/decisions/0010): at 0.5 requests were 58-70 % full; at 0.9 the reused
+  // `npm run bench:quality` (docs/decisions/0011): at 0.5 requests were 58-70 % full; at 0.9 the reused
   // leading tokens fell under 90 %.
   goalRatio: 0.8,
 });
