@@ -87,9 +87,10 @@ describe.skipIf(!trajectoriesAvailable)("one account of every message", () => {
         .map(Number);
       expect(headers.reduce((a, b) => a + b, 0)).toBe(states.summarized);
 
-      const prepare = jsonOf<{ callId: string }>(
+      const prepare = jsonOf<{ callId: string; stats: { states: FateCounts } }>(
         await cli(db, "prepare", "--thread", thread, "--budget", BUDGET),
       );
+      expect(prepare.stats.states).toEqual(states);
       const record = (await stores.calls.get(prepare.callId))!;
       const byPrefix = (prefix: string) =>
         record.evictions.filter((r) => r.startsWith(prefix)).reduce((n, r) => n + countOf(r), 0);
