@@ -107,8 +107,9 @@ export function diffThread(
     const [from, to, log] = await Promise.all([
       core.stores.plans.get(threadId, fromVersion),
       core.stores.plans.get(threadId, toVersion),
-      // The state counts cover every message, as `explain`'s do: audits read the whole log.
-      logAt(core, threadId, undefined),
+      // The state counts cover every message, as `explain`'s do: audits read the whole log (a thread with no
+      // messages diffs as before, with zero counts, rather than failing).
+      core.cache.load(threadId, "whole").then((state) => state.log),
     ]);
     const diff = diffPlans(from, to, (id) => log.seqOf(id));
     const states = { from: finalStates(log, from).counts, to: finalStates(log, to).counts };
