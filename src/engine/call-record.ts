@@ -1,10 +1,9 @@
 import { z } from "zod";
 import { ValidationError } from "../errors/ledger-error.js";
 import type { ThreadLog } from "../log/thread-log.js";
-import type { CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
+import type { CompactionPlan } from "../plan/compaction-plan.js";
 import { finalStates } from "../plan/final-states.js";
 import { firstSpanId } from "../plan/plan-checkpoint.js";
-import { decisionAt, type SeqResolution } from "../plan/resolve-for-log.js";
 import type { Injection, PendingCallMode, RehydratedArtifact } from "../render/render-prompt.js";
 import type { ArtifactStore } from "../stores/artifact-store.js";
 
@@ -18,7 +17,8 @@ export interface AppliedRefs {
   readonly summaries: ReadonlyArray<string>;
   /**
    * Per drop in force `drop:<first id>+<n>`, per externalization `externalize:<artifact id>+<n>`, then per clear
-   * in force `clear:<first id>+<n>`. `<first id>` is the first message the action governs, not its span's first.
+   * in force `clear:<first id>+<n>`. `<first id>` is the first id of the action's span, which names the action;
+   * the message it names may be governed by another action (a drop over the start of a summary, say).
    */
   readonly evictions: ReadonlyArray<string>;
 }
@@ -33,35 +33,14 @@ export function appliedRefs(log: ThreadLog, plan: CompactionPlan): AppliedRefs {
   plan.actions.forEach((action, i) => {
     const n = states.governedBy(i);
     if (n === 0 || action.kind === "include") return;
-    const first = () => firstGovernedId(log, states.resolution, i, action) ?? "";
+    // The span's first id names the action (a restored span is not materialized for it); `n` is what it governs.
+    const first = () => firstSpanId(action) ?? "";
     if (action.kind === "summarize") summaries.push(`${action.record.spanHash ?? `summary:${first()}`}+${n}`);
     else if (action.kind === "drop") evictions.push(`drop:${first()}+${n}`);
     else if (action.kind === "externalize") evictions.push(`externalize:${action.record.artifactId}+${n}`);
     else clears.push(`clear:${first()}+${n}`);
   });
   return { summaries, evictions: [...evictions, ...clears] };
-}
-
-/**
- * The first message of an action's span that the action governs. Spans are in log order and an overruled
- * message is usually at the front (a drop of the oldest groups over a summary), so the walk stops early; a span
- * whose first id is governed (no overlap, the common case) is not read past its first entry.
- */
-function firstGovernedId(
-  log: ThreadLog,
-  resolution: SeqResolution,
-  actionIndex: number,
-  action: PlanAction,
-): string | undefined {
-  const first = firstSpanId(action);
-  if (first !== undefined && governs(log, resolution, actionIndex, first)) return first;
-  for (const id of action.span) if (governs(log, resolution, actionIndex, id)) return id;
-  return first;
-}
-
-function governs(log: ThreadLog, resolution: SeqResolution, actionIndex: number, id: string): boolean {
-  const seq = log.seqOf(id);
-  return seq !== undefined && decisionAt(resolution, seq)?.actionIndex === actionIndex;
 }
 
 /** What a turn rendered beyond log + plan, kept so a replay renders exactly the same request. */
