@@ -88,6 +88,8 @@ export type {
 export { createPlan, emptyPlan, extendPlan, nextPlan, PRECEDENCE, parentOf } from "./plan/compaction-plan.js";
 export type { MessageChange, MessageState, PlanDiff } from "./plan/diff-plans.js";
 export { diffPlans, formatPlanDiff } from "./plan/diff-plans.js";
+export type { FateCounts, FinalStates } from "./plan/final-states.js";
+export { describeFates, FATE_OF, finalStates } from "./plan/final-states.js";
 export { parsePlan, planSchema, serializePlan } from "./plan/plan-schema.js";
 export type { SeqResolution } from "./plan/resolve-for-log.js";
 export { decisionAt, resolveForLog } from "./plan/resolve-for-log.js";

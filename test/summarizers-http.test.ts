@@ -225,6 +225,55 @@ describe.each(providers)("$name summarizer over HTTP", (provider) => {
     expect(server.requests).toHaveLength(1);
   });
 
+  describe("a span too long for one request: chunk, then absorb", () => {
+    // 600 messages of ~240 characters: about three times the default 48,000-character transcript.
+    const long = ThreadLog.from(
+      "t-http",
+      Array.from({ length: 600 }, (_, i) => ({
+        role: i % 2 === 0 ? ("user" as const) : ("assistant" as const),
+        parts: [
+          { type: "text" as const, text: `marker-${i}-end ${"lorem ipsum dolor sit amet ".repeat(8)}` },
+        ],
+      })),
+    );
+    const answerFor = (n: number) => JSON.stringify({ goals: [`Goal seen through chunk ${n}`] });
+    const markersIn = (text: string) => new Set([...text.matchAll(/marker-(\d+)-end/g)].map((m) => m[1]));
+
+    it("sends every message to some request, each next request absorbing the previous summary", async () => {
+      for (let n = 1; n <= 10; n++) server.enqueue(replyWith(answerFor(n)));
+      const previous = { text: "", structured: { goals: ["Ship release 2.0 on Friday"] } };
+      const result = await provider
+        .summarizer(server)
+        .summarize({ threadId: "t-http", messages: long.messages, maxTokens: 500, previous });
+      const prompts = server.requests.map((r) => provider.promptOf(r));
+      expect(prompts.length).toBeGreaterThan(1);
+      const seen = new Set(prompts.flatMap((p) => [...markersIn(p)]));
+      expect(seen.size).toBe(600);
+      for (const prompt of prompts) expect(prompt).not.toMatch(/omitted/);
+      // The caller's previous summary goes into the first request; each next one absorbs the one before.
+      expect(prompts[0]).toContain("Ship release 2.0 on Friday");
+      prompts.slice(1).forEach((prompt, i) => {
+        expect(prompt).toContain(`<earlier_summary>\n{"goals":["Goal seen through chunk ${i + 1}"]}`);
+      });
+      // Chunks are consecutive and disjoint: each request reads on where the previous one stopped.
+      const firsts = prompts.map((p) => Math.min(...[...markersIn(p)].map(Number)));
+      expect(firsts).toEqual([...firsts].sort((a, b) => a - b));
+      expect(prompts.reduce((n, p) => n + markersIn(p).size, 0)).toBe(600);
+      expect(result.structured.goals).toEqual([`Goal seen through chunk ${prompts.length}`]);
+    });
+
+    it("fails the whole summary when one chunk fails (no summary stands for unread messages)", async () => {
+      server.enqueue(replyWith(answerFor(1)), failWith(500));
+      const pending = provider.summarizer(server).summarize({
+        threadId: "t-http",
+        messages: long.messages,
+        maxTokens: 500,
+      });
+      expect(await reasonOf(pending)).toBe("server_error");
+      expect(server.requests).toHaveLength(2);
+    });
+  });
+
   it("retries through the SDK when maxRetries is set", async () => {
     server.enqueue(failWith(503), replyWith(GOOD));
     // The SDK waits about half a second before its retry; the deadline covers both attempts.

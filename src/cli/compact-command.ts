@@ -4,7 +4,14 @@
  * "over by N" message and commits nothing.
  */
 import { z } from "zod";
-import type { ActionKind, CompactResult } from "../index.js";
+import {
+  type ActionKind,
+  type CompactResult,
+  type ContextEngine,
+  describeFates,
+  type FateCounts,
+  type PlanDiffResult,
+} from "../index.js";
 import { nonEmpty, positiveInteger } from "./cli-args.js";
 import { defineCommand } from "./cli-command.js";
 import { requireThread, withEngine } from "./cli-engine.js";
@@ -37,7 +44,7 @@ const VERBS: Readonly<Record<Exclude<ActionKind, "include">, string>> = {
   drop: "dropped",
 };
 
-/** `cleared 9, summarized 50, externalized 0, dropped 0` (messages newly governed by each kind). */
+/** `cleared 9, summarized 50, externalized 0, dropped 0` (messages whose final state became each kind). */
 export function describeActions(byKind: Readonly<Record<ActionKind, number>>): string {
   return Object.entries(VERBS)
     .map(([kind, verb]) => `${verb} ${byKind[kind as ActionKind]}`)
@@ -48,19 +55,53 @@ function percent(before: number, after: number): string {
   return before === 0 ? "0%" : `${(((after - before) / before) * 100).toFixed(1)}%`;
 }
 
-function report(thread: string, budget: number, r: CompactResult): string[] {
+/**
+ * What a compaction did, counted per message after precedence: each message whose final state changed is
+ * counted once, under its new state, and `states` holds every message's final state under the plan in force
+ * (the figures `explain`, `diff`, the summary header and the call record show).
+ */
+export interface CompactCounts {
+  readonly actionsByKind: Readonly<Record<ActionKind, number>>;
+  readonly states: FateCounts;
+}
+
+/** Counts a compaction from the diff of the previous plan version to the one in force. */
+export function compactCounts(change: PlanDiffResult): CompactCounts {
+  const actionsByKind: Record<ActionKind, number> = {
+    include: 0,
+    clear: 0,
+    summarize: 0,
+    externalize: 0,
+    drop: 0,
+  };
+  for (const c of change.diff.changes) actionsByKind[c.to.kind]++;
+  return { actionsByKind, states: change.states.to };
+}
+
+/** The counts of a compaction the engine just made (a diff of the plan versions it reports). */
+export async function countCompaction(engine: ContextEngine, r: CompactResult): Promise<CompactCounts> {
+  return compactCounts(await engine.diff(r.threadId, r.previousVersion, r.planVersion));
+}
+
+function report(thread: string, budget: number, r: CompactResult, counts: CompactCounts): string[] {
   const head = r.changed
     ? `compacted thread ${JSON.stringify(thread)}: plan v${r.planVersion} committed (was v${r.previousVersion})`
     : `thread ${JSON.stringify(thread)} already fits: plan v${r.planVersion} stays in force`;
   return [
     head,
     `tokens: ${r.tokensBefore} → ${r.tokensAfter} (${percent(r.tokensBefore, r.tokensAfter)}; budget ${budget}) over ${r.logSeq} message(s)`,
-    `actions (messages): ${describeActions(r.report.actionsByKind)}`,
+    `actions (messages): ${describeActions(counts.actionsByKind)}`,
+    `messages by state: ${describeFates(counts.states)}`,
   ];
 }
 
 /** The machine form of a compaction. */
-export function compactJson(thread: string, budget: number, r: CompactResult): Record<string, unknown> {
+export function compactJson(
+  thread: string,
+  budget: number,
+  r: CompactResult,
+  counts: CompactCounts,
+): Record<string, unknown> {
   return {
     thread,
     budget,
@@ -70,7 +111,8 @@ export function compactJson(thread: string, budget: number, r: CompactResult): R
     logSeq: r.logSeq,
     tokensBefore: r.tokensBefore,
     tokensAfter: r.tokensAfter,
-    actionsByKind: r.report.actionsByKind,
+    actionsByKind: counts.actionsByKind,
+    states: counts.states,
   };
 }
 
@@ -82,8 +124,9 @@ export const compactCommand = defineCommand({
   description: [
     "Runs the compaction pipeline (model strategies included) on the thread's stored history so that the",
     "rendered request has at most TOKENS tokens, and commits the plan as a new version. Prints the tokens",
-    "before (under the plan in force) and after, and the messages newly cleared, summarized, externalized or",
-    "dropped. When nothing can make the request fit, it fails (exit 1) and commits nothing.",
+    "before (under the plan in force) and after, the messages newly cleared, summarized, externalized or",
+    "dropped, and every message's final state (each message counted once, under its action after precedence,",
+    "as explain and diff count it). When nothing can make the request fit, it fails (exit 1) and commits nothing.",
   ],
   flags: PIPELINE_FLAGS,
   schema: z.object({
@@ -94,13 +137,15 @@ export const compactCommand = defineCommand({
   }),
   run: async (args, context) => {
     const { thread, budget } = args;
-    const result = await withEngine(context, args, async (engine, stores, database) => {
+    const { result, counts } = await withEngine(context, args, async (engine, stores, database) => {
       await requireThread(stores, thread, database);
-      return engine.compact(thread, { budget });
+      const result = await engine.compact(thread, { budget });
+      return { result, counts: result.ok ? await countCompaction(engine, result) : undefined };
     });
-    if (!result.ok) throw result.error ?? new Error("compaction failed without an error");
-    if (context.json) printLine(context.io.out, JSON.stringify(compactJson(thread, budget, result)));
-    else for (const line of report(thread, budget, result)) printLine(context.io.out, line);
+    if (!result.ok || counts === undefined)
+      throw result.error ?? new Error("compaction failed without an error");
+    if (context.json) printLine(context.io.out, JSON.stringify(compactJson(thread, budget, result, counts)));
+    else for (const line of report(thread, budget, result, counts)) printLine(context.io.out, line);
     return 0;
   },
 });

@@ -22,7 +22,7 @@ import {
 import { type CliContext, defineCommand } from "./cli-command.js";
 import { withEngine } from "./cli-engine.js";
 import { printLine } from "./cli-io.js";
-import { describeActions } from "./compact-command.js";
+import { compactCounts, describeActions } from "./compact-command.js";
 import { demoSession } from "./demo-session.js";
 import { explainVersion } from "./explain-command.js";
 import { ingestText } from "./ingest-command.js";
@@ -89,7 +89,10 @@ async function runTurns(
   for (const [i, batch] of turns.entries()) {
     const appended = await engine.append(THREAD, batch);
     const format = FORMATS[i % FORMATS.length]!;
+    const inForce = (await stores.plans.versions(THREAD)).at(-1) ?? 0;
     const turn = await engine.prepareTurn(THREAD, { format, budget, model: "gpt-4o" });
+    // Per message after precedence, as explain counts them (the turn's stats sum the new actions' spans).
+    const change = await engine.diff(THREAD, inForce, turn.stats.planVersion);
     // The model call would happen here; background summaries finish meanwhile.
     await engine.idle();
     const versions = await stores.plans.versions(THREAD);
@@ -102,7 +105,7 @@ async function runTurns(
       tokens: turn.prompt.tokenCount,
       planVersion: turn.stats.planVersion,
       compacted: turn.stats.compacted,
-      actions: describeActions(turn.stats.actionsByKind),
+      actions: describeActions(compactCounts(change).actionsByKind),
       valid: validateProviderRequest(format, turn.request as never).length === 0,
       afterBackground: versions[versions.length - 1] ?? 0,
     });

@@ -32,7 +32,9 @@ export const diffCommand = defineCommand({
   usage: "diff --thread ID FROM TO",
   description: [
     "Lists, in log order, each message whose treatment differs between plan versions FROM and TO (kept,",
-    "cleared, summarized, externalized, dropped) with the strategy and reason on each side.",
+    "cleared, summarized, externalized, dropped) with the strategy and reason on each side, then the messages",
+    "per final state under each version (each message once, under its action after precedence, as explain",
+    "counts them).",
   ],
   positionals: [
     { name: "FROM", help: "plan version to compare from (0 is the uncompacted log; or latest)" },
@@ -49,7 +51,11 @@ export const diffCommand = defineCommand({
     });
     if (context.json) {
       const { fromVersion, toVersion, changes } = result.diff;
-      printLine(context.io.out, JSON.stringify({ thread: args.thread, fromVersion, toVersion, changes }));
+      const { states } = result;
+      printLine(
+        context.io.out,
+        JSON.stringify({ thread: args.thread, fromVersion, toVersion, changes, states }),
+      );
     } else {
       printLine(context.io.out, result.text);
     }

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { formatName, nonEmpty, positiveInteger } from "./cli-args.js";
 import { defineCommand } from "./cli-command.js";
 import { requireThread, withEngine } from "./cli-engine.js";
-import { PIPELINE_FLAGS } from "./compact-command.js";
+import { compactCounts, PIPELINE_FLAGS } from "./compact-command.js";
 import { FORMAT_FLAG, printJson } from "./render-command.js";
 
 /** The `prepare` command. */
@@ -19,7 +19,8 @@ export const prepareCommand = defineCommand({
   description: [
     "Does what a harness does before every model call: compacts the thread (free strategies in the turn,",
     "summaries in the background, finished before the command exits) so the request has at most TOKENS",
-    'tokens, commits the plan, records the call for replay and prints {"callId", "request", "stats"} as JSON.',
+    'tokens, commits the plan, records the call for replay and prints {"callId", "request", "stats"} as JSON;',
+    "stats.states is every message's final state under the plan sent (each message once, as explain counts).",
   ],
   flags: {
     ...PIPELINE_FLAGS,
@@ -42,14 +43,19 @@ export const prepareCommand = defineCommand({
   run: async (args, context) => {
     await withEngine(context, args, async (engine, stores, database) => {
       await requireThread(stores, args.thread, database);
+      const inForce = (await stores.plans.versions(args.thread)).at(-1) ?? 0;
       const turn = await engine.prepareTurn(args.thread, {
         format: args.format,
         budget: args.budget,
         ...(args.model === undefined ? {} : { model: args.model }),
         ...(args.inject === undefined ? {} : { injected: args.inject }),
       });
+      // Counted per message after precedence, as compact, explain, diff and the call record count them (the
+      // turn's own figure sums the new actions' spans, which counts a message summarized and dropped twice).
+      const counts = compactCounts(await engine.diff(args.thread, inForce, turn.stats.planVersion));
+      const stats = { ...turn.stats, actionsByKind: counts.actionsByKind, states: counts.states };
       // Printed before the background summaries finish: a harness can send the request meanwhile.
-      printJson(context.io.out, { callId: turn.callId, request: turn.request, stats: turn.stats });
+      printJson(context.io.out, { callId: turn.callId, request: turn.request, stats });
     });
     return 0;
   },

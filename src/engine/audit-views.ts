@@ -2,6 +2,7 @@ import { ValidationError } from "../errors/ledger-error.js";
 import { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import { diffPlans, formatPlanDiff, type PlanDiff } from "../plan/diff-plans.js";
+import { describeFates, type FateCounts, finalStates } from "../plan/final-states.js";
 import { type ProviderFormat, type ProviderRequestMap, toProviderRequest } from "../render/provider-rules.js";
 import { type Injection, renderPrompt } from "../render/render-prompt.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
@@ -29,7 +30,10 @@ export interface RenderedThread<F extends ProviderFormat = ProviderFormat> {
 /** Two plan versions compared, as data and as readable text. */
 export interface PlanDiffResult {
   readonly diff: PlanDiff;
+  /** The diff, then a line with the messages per final state under each version (`explain`'s totals). */
   readonly text: string;
+  /** Messages per final state under each version, on the whole log; each side adds up to its length. */
+  readonly states: { readonly from: FateCounts; readonly to: FateCounts };
 }
 
 /** The log of a thread, whole (through the cache) or as it was at `logSeq` (from the store). */
@@ -100,16 +104,16 @@ export function diffThread(
   toVersion: number,
 ): Promise<PlanDiffResult> {
   return observed(core, "diff", threadId, async () => {
-    const [from, to] = await Promise.all([
+    const [from, to, log] = await Promise.all([
       core.stores.plans.get(threadId, fromVersion),
       core.stores.plans.get(threadId, toVersion),
+      // The state counts cover every message, as `explain`'s do: audits read the whole log (a thread with no
+      // messages diffs as before, with zero counts, rather than failing).
+      core.cache.load(threadId, "whole").then((state) => state.log),
     ]);
-    // Positions come from the store's id index: no message body is read for a diff.
-    const ids = new Set<string>();
-    for (const plan of [from, to])
-      for (const action of plan.actions) for (const id of action.span) ids.add(id);
-    const seqs = await core.stores.log.seqsOf(threadId, [...ids]);
-    const diff = diffPlans(from, to, (id) => seqs.get(id));
-    return { diff, text: formatPlanDiff(diff) };
+    const diff = diffPlans(from, to, (id) => log.seqOf(id));
+    const states = { from: finalStates(log, from).counts, to: finalStates(log, to).counts };
+    const footer = `  messages by state: v${from.version} ${describeFates(states.from)} → v${to.version} ${describeFates(states.to)} (${log.length} message(s))`;
+    return { diff, text: `${formatPlanDiff(diff)}\n${footer}`, states };
   });
 }

@@ -2,34 +2,45 @@ import { z } from "zod";
 import { ValidationError } from "../errors/ledger-error.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
+import { finalStates } from "../plan/final-states.js";
 import { firstSpanId } from "../plan/plan-checkpoint.js";
-import { resolveForLog } from "../plan/resolve-for-log.js";
 import type { Injection, PendingCallMode, RehydratedArtifact } from "../render/render-prompt.js";
 import type { ArtifactStore } from "../stores/artifact-store.js";
 
-/** References to what a plan applied to a log: summaries and evictions in force, for the call record. */
+/**
+ * References to what a plan applied to a log, for the call record. Each names one action in force and ends in
+ * `+<n>`: the messages it governs after precedence, as `compact`, `explain`, `diff` and the summary header count
+ * them; with the messages the record does not name (kept), they add up to the call's log length.
+ */
 export interface AppliedRefs {
-  /** Per summary in force: its span hash (or `summary:<first id>+<n>` when it has none). */
+  /** Per summary in force: `<span hash>+<n>` (or `summary:<first id>+<n>` when it has no span hash). */
   readonly summaries: ReadonlyArray<string>;
-  /** Per drop in force `drop:<first id>+<n>`, per externalization `externalize:<artifact id>`. */
+  /**
+   * Per drop in force `drop:<first id>+<n>`, per externalization `externalize:<artifact id>+<n>`, then per clear
+   * in force `clear:<first id>+<n>`. `<first id>` is the first id of the action's span, which names the action;
+   * the message it names may be governed by another action (a drop over the start of a summary, say).
+   */
   readonly evictions: ReadonlyArray<string>;
 }
 
 /** Lists the summaries and evictions a plan has in force on a log (actions that govern at least one message). */
 export function appliedRefs(log: ThreadLog, plan: CompactionPlan): AppliedRefs {
-  // Resolution keeps the counts as it goes, so a turn does not sweep the whole log to list what is in force.
-  const { decisions, governed } = resolveForLog(plan, log);
+  // The final-state tallies are kept by resolution, so a turn does not sweep the whole log to list them.
+  const states = finalStates(log, plan);
   const summaries: string[] = [];
   const evictions: string[] = [];
-  decisions.forEach(({ action }, i) => {
-    const n = governed[i]!;
-    if (n === 0) return;
-    const first = firstSpanId(action) ?? "";
-    if (action.kind === "summarize") summaries.push(action.record.spanHash ?? `summary:${first}+${n}`);
-    else if (action.kind === "drop") evictions.push(`drop:${first}+${n}`);
-    else if (action.kind === "externalize") evictions.push(`externalize:${action.record.artifactId}`);
+  const clears: string[] = [];
+  plan.actions.forEach((action, i) => {
+    const n = states.governedBy(i);
+    if (n === 0 || action.kind === "include") return;
+    // The span's first id names the action (a restored span is not materialized for it); `n` is what it governs.
+    const first = () => firstSpanId(action) ?? "";
+    if (action.kind === "summarize") summaries.push(`${action.record.spanHash ?? `summary:${first()}`}+${n}`);
+    else if (action.kind === "drop") evictions.push(`drop:${first()}+${n}`);
+    else if (action.kind === "externalize") evictions.push(`externalize:${action.record.artifactId}+${n}`);
+    else clears.push(`clear:${first()}+${n}`);
   });
-  return { summaries, evictions };
+  return { summaries, evictions: [...evictions, ...clears] };
 }
 
 /** What a turn rendered beyond log + plan, kept so a replay renders exactly the same request. */

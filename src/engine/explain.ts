@@ -1,19 +1,11 @@
 import type { Role } from "../log/message.js";
 import type { ThreadLog } from "../log/thread-log.js";
-import type { ActionKind, CompactionPlan } from "../plan/compaction-plan.js";
-import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
+import type { CompactionPlan } from "../plan/compaction-plan.js";
+import { FATE_OF, finalStates, type MessageFate } from "../plan/final-states.js";
+import { decisionAt } from "../plan/resolve-for-log.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
 
-/** What became of a message under a plan, in the words of an audit. */
-export type MessageFate = "kept" | "cleared" | "summarized" | "externalized" | "dropped";
-
-const FATE: Readonly<Record<ActionKind, MessageFate>> = Object.freeze({
-  include: "kept",
-  clear: "cleared",
-  summarize: "summarized",
-  externalize: "externalized",
-  drop: "dropped",
-});
+export type { MessageFate } from "../plan/final-states.js";
 
 /** One message of an explanation. */
 export interface ExplainRow {
@@ -39,21 +31,18 @@ export interface Explanation {
 
 /** Explains a plan against a log: one row per message with its state, tokens, strategy and reason. */
 export function explainPlan(log: ThreadLog, plan: CompactionPlan, counter: MessageCounter): Explanation {
-  const resolution = resolveForLog(plan, log);
-  const totals: Record<MessageFate, { messages: number; tokens: number }> = {
-    kept: { messages: 0, tokens: 0 },
-    cleared: { messages: 0, tokens: 0 },
-    summarized: { messages: 0, tokens: 0 },
-    externalized: { messages: 0, tokens: 0 },
-    dropped: { messages: 0, tokens: 0 },
-  };
+  // The message counts are the shared final-state counts; the rows read the same resolution, so they agree.
+  const states = finalStates(log, plan);
+  const { resolution } = states;
+  const totals = Object.fromEntries(
+    Object.entries(states.counts).map(([fate, messages]) => [fate, { messages, tokens: 0 }]),
+  ) as Record<MessageFate, { messages: number; tokens: number }>;
   const rows: ExplainRow[] = [];
   for (let seq = 0; seq < log.length; seq++) {
     const message = log.at(seq)!;
     const decision = decisionAt(resolution, seq);
-    const state = FATE[decision?.kind ?? "include"];
+    const state = FATE_OF[decision?.kind ?? "include"];
     const tokens = counter.countMessage(message, message.hash);
-    totals[state].messages++;
     totals[state].tokens += tokens;
     rows.push({
       seq,

@@ -4,9 +4,15 @@
  * request shape and how to read its response.
  */
 import { SummarizerError } from "../../errors/ledger-error.js";
+import type { Message } from "../../log/message.js";
 import type { Summarizer, SummaryRequest, SummaryResult } from "../summarizer.js";
 import { callWithDeadline, summaryFromAnswer } from "./model-answer.js";
-import { buildSummaryPrompt, SUMMARY_PROMPT_VERSION, type SummaryPrompt } from "./summary-prompt.js";
+import {
+  buildSummaryPrompt,
+  SUMMARY_PROMPT_VERSION,
+  type SummaryPrompt,
+  transcriptChunks,
+} from "./summary-prompt.js";
 
 /** Options every SDK summarizer takes; `Client` is the provider's SDK client. */
 export interface ModelSummarizerOptions<Client> {
@@ -17,13 +23,19 @@ export interface ModelSummarizerOptions<Client> {
   readonly apiKey?: string;
   /** A ready client (tests, proxies); `baseURL` and `apiKey` are then ignored. */
   readonly client?: Client;
-  /** Total deadline of one summary, SDK retries included (default 60,000 ms). */
+  /**
+   * Deadline of one request, SDK retries included (default 60,000 ms). A span summarized in chunks makes one
+   * request per chunk, each with this deadline.
+   */
   readonly timeoutMs?: number;
   /** SDK retries (default 0: the pipeline has its own attempt limits and cooldown). */
   readonly maxRetries?: number;
   /** Omitted unless given, since some reasoning models reject it. */
   readonly temperature?: number;
-  /** Upper bound of the transcript in the prompt, in characters (default 48,000). */
+  /**
+   * Upper bound of the transcript in one request, in characters (default 48,000). A longer span is summarized in
+   * chunks that each fit, every chunk absorbing the previous chunk's summary, so the model reads every message.
+   */
   readonly maxInputChars?: number;
   /** Token count of a text, to keep the summary within `maxTokens` (default: ceil(chars / 4)). */
   readonly countTokens?: (text: string) => number;
@@ -104,15 +116,16 @@ export function createModelSummarizer<Client, Response, E extends StatusError>(
   const maxRetries = options.maxRetries ?? 0;
   const clientFor = lazyClient(id, options, provider, { maxRetries, timeout: timeoutMs });
 
-  async function summarize(request: SummaryRequest): Promise<SummaryResult> {
-    const where = { threadId: request.threadId };
-    const empty = (problem: string): never => {
-      throw new SummarizerError(id, "empty", problem, where);
-    };
-    if (request.messages.length === 0) empty("the span has no messages");
-    const prompt = buildSummaryPrompt(request.messages, {
+  /** One request: `messages` (which must fit one transcript) absorbing `previous`. */
+  async function summarizeChunk(
+    request: SummaryRequest,
+    messages: ReadonlyArray<Message>,
+    previous: SummaryResult | undefined,
+    empty: (problem: string) => never,
+  ): Promise<SummaryResult> {
+    const prompt = buildSummaryPrompt(messages, {
       maxTokens: request.maxTokens,
-      ...(request.previous === undefined ? {} : { previous: request.previous }),
+      ...(previous === undefined ? {} : { previous }),
       ...(options.maxInputChars === undefined ? {} : { maxInputChars: options.maxInputChars }),
     });
     const client = clientFor(request.threadId);
@@ -133,6 +146,22 @@ export function createModelSummarizer<Client, Response, E extends StatusError>(
     const { text, cut } = provider.read(response, empty);
     if (cut && (text ?? "").trim() === "") empty(provider.cutBeforeText(maxOutput));
     return summaryFromAnswer(id, text, { cut, request, countTokens: options.countTokens });
+  }
+
+  async function summarize(request: SummaryRequest): Promise<SummaryResult> {
+    const where = { threadId: request.threadId };
+    const empty = (problem: string): never => {
+      throw new SummarizerError(id, "empty", problem, where);
+    };
+    if (request.messages.length === 0) empty("the span has no messages");
+    // Chunk, then absorb: a span too long for one request is read chunk by chunk, each request carrying the
+    // summary so far, so no message the summary replaces is left out of every request. Any failure fails the
+    // whole summary (a partial one would stand for messages no request contained).
+    let summary = request.previous;
+    for (const chunk of transcriptChunks(request.messages, options.maxInputChars)) {
+      summary = await summarizeChunk(request, chunk, summary, empty);
+    }
+    return summary!;
   }
 
   return Object.freeze({ id, promptVersion: SUMMARY_PROMPT_VERSION, summarize });

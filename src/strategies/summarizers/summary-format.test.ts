@@ -11,7 +11,7 @@ import {
   SUMMARY_FIELDS,
   shorten,
 } from "./summary-format.js";
-import { buildSummaryPrompt, renderTranscript } from "./summary-prompt.js";
+import { buildSummaryPrompt, renderTranscript, transcriptChunks } from "./summary-prompt.js";
 
 const messagesOf = (inputs: ReadonlyArray<MessageInput>) => ThreadLog.from("t1", inputs).messages;
 
@@ -155,6 +155,40 @@ describe("buildSummaryPrompt", () => {
     expect(transcript).toContain("#399 assistant:");
     expect(transcript).toMatch(/… \[\d+ messages omitted\]/);
     expect(renderTranscript(many, 10_000)).toBe(transcript);
+  });
+
+  it("splits a span too long for one transcript into consecutive chunks that each render whole", () => {
+    const many = messagesOf(
+      Array.from({ length: 400 }, (_, i) => ({
+        role: i % 2 === 0 ? ("user" as const) : ("assistant" as const),
+        parts: [{ type: "text" as const, text: `message ${i} ${"z".repeat(300)}` }],
+      })),
+    );
+    const chunks = transcriptChunks(many, 10_000);
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(chunks.flat()).toEqual(many);
+    for (const chunk of chunks) {
+      const transcript = renderTranscript(chunk, 10_000);
+      expect(transcript.length).toBeLessThanOrEqual(10_000);
+      expect(transcript).not.toMatch(/omitted/);
+    }
+    // A span that fits (with its parts shortened if need be) stays one chunk: the same array.
+    const few = many.slice(0, 20);
+    expect(transcriptChunks(few, 10_000)).toEqual([few]);
+    expect(transcriptChunks(few, 10_000)[0]).toBe(few);
+  });
+
+  it("cuts a single message too long for the transcript instead of leaving it out", () => {
+    const parts = Array.from({ length: 200 }, (_, i) => ({
+      type: "text" as const,
+      text: `part ${i} ${"y".repeat(500)}`,
+    }));
+    const [huge] = messagesOf([{ role: "user", parts }]);
+    expect(transcriptChunks([huge!], 10_000)).toEqual([[huge]]);
+    const transcript = renderTranscript([huge!], 10_000);
+    expect(transcript.length).toBeLessThanOrEqual(10_000);
+    expect(transcript).toMatch(/^#0 user:\npart 0 /);
+    expect(transcript).not.toMatch(/messages omitted/);
   });
 });
 

@@ -5,8 +5,12 @@ import type { Message, Part } from "../../log/message.js";
 import type { SummaryResult } from "../summarizer.js";
 import { shorten } from "./summary-format.js";
 
-/** Changes whenever the prompt text or the transcript format below changes. */
-export const SUMMARY_PROMPT_VERSION = "structured-json/1";
+/**
+ * Changes whenever the prompt text or the transcript format below changes. `/2`: a span too long for one request
+ * is summarized in chunks, each absorbing the previous one's summary, instead of leaving its middle out, so a
+ * summary cached under `/1` from a shortened transcript is not reused.
+ */
+export const SUMMARY_PROMPT_VERSION = "structured-json/2";
 
 /** The two texts sent to a model. */
 export interface SummaryPrompt {
@@ -59,20 +63,34 @@ function transcriptBlocks(messages: ReadonlyArray<Message>, partChars: number): 
   });
 }
 
-/** The transcript of a span, within `maxChars`: long parts are shortened first, then middle messages left out. */
+const blockSize = (blocks: ReadonlyArray<string>) => blocks.reduce((n, b) => n + b.length + 2, 0);
+
+/** The part length the transcript shortens to last: `maxPartChars` halved until it is at most 100. */
+function minPartChars(maxPartChars: number): number {
+  let partChars = maxPartChars;
+  while (partChars > 100) partChars = Math.floor(partChars / 2);
+  return partChars;
+}
+
+/**
+ * The transcript of a span, within `maxChars`: long parts are shortened first, then middle messages left out
+ * (a caller that must not lose any splits the span with `transcriptChunks` first). A single message too long
+ * even with its parts shortened is cut at the end instead.
+ */
 export function renderTranscript(
   messages: ReadonlyArray<Message>,
   maxChars = 48_000,
   maxPartChars = 1_500,
 ): string {
-  const size = (blocks: string[]) => blocks.reduce((n, b) => n + b.length + 2, 0);
   let partChars = maxPartChars;
   let blocks = transcriptBlocks(messages, partChars);
-  while (size(blocks) > maxChars && partChars > 100) {
+  while (blockSize(blocks) > maxChars && partChars > 100) {
     partChars = Math.floor(partChars / 2);
     blocks = transcriptBlocks(messages, partChars);
   }
-  if (size(blocks) <= maxChars) return blocks.join("\n\n");
+  if (blockSize(blocks) <= maxChars) return blocks.join("\n\n");
+  // Leaving the only message out would send nothing: keep its start (the marker says how much was cut).
+  if (blocks.length === 1) return shorten(blocks[0]!, Math.max(0, maxChars - 40));
   // Keep the start (the task) and the end (the latest state); the middle is what a summary can best lose.
   const head: string[] = [];
   let used = 0;
@@ -90,6 +108,36 @@ export function renderTranscript(
   }
   const omitted = blocks.length - head.length - tail.length;
   return [...head, `… [${omitted} messages omitted]`, ...tail].join("\n\n");
+}
+
+/**
+ * Splits a span into consecutive chunks whose transcripts `renderTranscript` renders whole (no message left
+ * out): the span itself when it fits one transcript at some part length, otherwise the longest runs that fit
+ * with parts at full length (a message too long for that alone is a chunk of its own, shortened as it must).
+ * Summarizing the chunks in order, each absorbing the previous summary, lets a model read every message.
+ */
+export function transcriptChunks(
+  messages: ReadonlyArray<Message>,
+  maxChars = 48_000,
+  maxPartChars = 1_500,
+): ReadonlyArray<ReadonlyArray<Message>> {
+  if (blockSize(transcriptBlocks(messages, minPartChars(maxPartChars))) <= maxChars) return [messages];
+  const sizes = transcriptBlocks(messages, maxPartChars).map((b) => b.length + 2);
+  const chunks: Message[][] = [];
+  let chunk: Message[] = [];
+  let used = 0;
+  messages.forEach((message, i) => {
+    const size = sizes[i]!;
+    if (chunk.length > 0 && used + size > maxChars) {
+      chunks.push(chunk);
+      chunk = [];
+      used = 0;
+    }
+    chunk.push(message);
+    used += size;
+  });
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
 }
 
 /**
