@@ -249,7 +249,15 @@ function stubToFit(ctx: StrategyContext, name: string, keep: Uint8Array): PlanAc
     );
   }
   const n = bisect(clearable.length, (k) => measureClear(k) <= ctx.target);
-  return n === 0 ? drops : [...drops, clearAction(log, clearable.slice(0, n), name, ctx.target)];
+  if (n === 0) return drops;
+  // With those bodies stubbed there may be room again (one huge result was the problem): bring back the newest
+  // groups that fit, rather than sending a request that is nearly empty.
+  const clears = [clearAction(log, clearable.slice(0, n), name, ctx.target)];
+  const plan = withActions(clears);
+  const stubbed = { ...ctx, plan, tokens: ctx.measure(plan) };
+  if (stubbed.tokens <= ctx.target) return clears;
+  const fewer = dropToFit(stubbed, name, keep, [true]) ?? dropToFit(stubbed, name, keep, [false]);
+  return fewer === undefined ? [...drops, ...clears] : [...clears, ...fewer];
 }
 
 function propose(ctx: StrategyContext, name: string, protect: Protect): Proposal {
