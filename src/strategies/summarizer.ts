@@ -13,6 +13,16 @@ export interface SummaryRequest {
   readonly previous?: SummaryResult;
   /** The summary's text should stay within this many tokens. */
   readonly maxTokens: number;
+  /**
+   * How the caller counts `maxTokens` (the renderer's tokenizer); a summarizer that measures its own text
+   * should use it rather than an estimate.
+   */
+  readonly countTokens?: (text: string) => number;
+  /**
+   * The messages the request keeps verbatim after the span (context only, never to be summarized): what they
+   * still show needs no room in the summary.
+   */
+  readonly tail?: ReadonlyArray<Message>;
   readonly signal?: AbortSignal;
 }
 
