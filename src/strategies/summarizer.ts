@@ -19,8 +19,8 @@ export interface SummaryRequest {
    */
   readonly countTokens?: (text: string) => number;
   /**
-   * The messages the request keeps verbatim after the span (context only, never to be summarized): what they
-   * still show needs no room in the summary.
+   * The messages the request still shows verbatim besides the span: the system prompt, pinned messages and the
+   * kept tail (context only, never to be summarized). What they show needs no room in the summary.
    */
   readonly tail?: ReadonlyArray<Message>;
   readonly signal?: AbortSignal;

@@ -78,7 +78,6 @@ export interface LineSalience {
 }
 
 const SENTENCE = /^["'(]?[A-Z].*[.!?]["')]?$/;
-const KEY_VALUE = /^["']?[A-Za-z][\w .-]{0,40}["']?\s*[:=]\s*["']?[^\s{[(]/;
 // Characters that mark code, markup and structured output rather than prose.
 const SYMBOLS = /[{}()[\]<>=;|\\/`"'*#$%&+@^~_:]/g;
 

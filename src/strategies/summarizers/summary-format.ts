@@ -211,7 +211,11 @@ function uniqueItems(items: ReadonlyArray<RankedItem>, maxItemChars: number): Ra
 function arrange(chosen: ReadonlyArray<RankedItem>): StructuredSummary {
   const out: { [F in SummaryField]?: string[] } = {};
   const inOrder = [...chosen].sort((a, b) => a.order - b.order);
-  for (const item of inOrder) (out[item.field] ??= []).push(item.text);
+  for (const item of inOrder) {
+    const list = out[item.field] ?? [];
+    list.push(item.text);
+    out[item.field] = list;
+  }
   return out;
 }
 
