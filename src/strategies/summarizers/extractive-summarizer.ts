@@ -302,7 +302,7 @@ function factItems(x: Extraction, content: string, at: number, recency: number, 
       const salience = lineSalience(piece, x.index);
       if (salience.peak < RARE || salience.score < MIN_FACT_SCORE) continue;
       const text = excerpt(normalizeItem(piece), salience.peakWord, x.maxItemChars);
-      if (skip?.includes(text) === true) continue;
+      if (skip?.includes(text) === true || x.index.shows(piece)) continue;
       found.push({ text, line, salience });
     }
   });

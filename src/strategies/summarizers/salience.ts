@@ -24,10 +24,15 @@ const STOP = new Set(
   ).split(" "),
 );
 
+const SENTENCE_BREAK = /(?<=[.!?;:])\s+/;
+const oneLine = (text: string): string => text.replace(/\s+/g, " ").trim();
+
 /** Weights of words by their rarity in a thread; build it with {@link buildSalienceIndex}. */
 export interface SalienceIndex {
   /** 1 for a word in one message (used at most twice), falling as more messages use it; 0 for stop words and words the tail shows. */
   weight(word: string): number;
+  /** True when `text` (a line or sentence) is shown verbatim by the visible text: as a fact it needs no room. */
+  shows(text: string): boolean;
 }
 
 /**
@@ -50,8 +55,16 @@ export function buildSalienceIndex(
     }
   }
   const shown = new Set<string>();
-  for (const text of visible) for (const word of wordsOf(text)) shown.add(word);
+  const shownLines = new Set<string>();
+  for (const text of visible) {
+    for (const word of wordsOf(text)) shown.add(word);
+    for (const line of text.split(/\r?\n/)) {
+      shownLines.add(oneLine(line));
+      for (const sentence of line.split(SENTENCE_BREAK)) shownLines.add(oneLine(sentence));
+    }
+  }
   return {
+    shows: (text) => shownLines.has(oneLine(text)),
     weight(word: string): number {
       if (word.length < 3 || STOP.has(word) || shown.has(word)) return 0;
       const d = df.get(word) ?? 1;
