@@ -75,9 +75,14 @@ interface Accounting {
 
 function accountingOf(ctx: StrategyContext, previous: Previous | undefined, messages: number): Accounting {
   const perGroup = renderedGroupTokens(ctx.log, ctx.plan, ctx.counter);
-  const first = previous?.seqs[0];
+  // Counted from the record, not from the render: a checkpoint-restored log may not hold the summary's first source.
   const previousTokens =
-    first !== undefined && ctx.log.holds(first) ? perGroup[ctx.log.groupIndexOf(first)]! : 0;
+    previous === undefined
+      ? 0
+      : ctx.counter.countMessage({
+          role: "assistant",
+          parts: [{ type: "text", text: summaryText(previous.record, previous.seqs.length) }],
+        });
   const header = summaryText(
     { kind: "summarize", summary: "", summarizerId: "", promptVersion: "" },
     Math.max(messages, 10),
