@@ -85,6 +85,53 @@ describe("createSummarization", () => {
     }
   });
 
+  it("sizes the summary by the room the goal leaves after the verbatim rest, and a full-size summary fits the goal", async () => {
+    const log = ThreadLog.from("t", agentRun(12));
+    // A summarizer that uses every token it is given (as the renderer's counter measures it).
+    const greedy: Summarizer & { requests: SummaryRequest[] } = {
+      id: "greedy",
+      promptVersion: "v1",
+      requests: [],
+      summarize: async (request) => {
+        greedy.requests.push(request);
+        const count = request.countTokens!;
+        let text = "x";
+        while (count(`${text} word`) <= request.maxTokens) text += " word";
+        return { text, structured: {} };
+      },
+    };
+    const strategy = createSummarization({ summarizer: greedy, minKeepGroups: 3 });
+    for (const goal of [300, 450, 700]) {
+      const { plan } = await runStrategy(strategy, log, emptyPlan("t"), { target: goal + 100, goal });
+      const request = greedy.requests.at(-1)!;
+      expect(request.maxTokens).toBeGreaterThanOrEqual(64);
+      expect(
+        renderPrompt(log, plan, { counter: simpleCount }).tokenCount,
+        `goal ${goal}`,
+      ).toBeLessThanOrEqual(goal);
+      // The room goes to the summary: more than the old fixed 10 % of the goal, less than the goal.
+      expect(request.maxTokens).toBeGreaterThan(goal * 0.1);
+      // What stays verbatim is passed along, so the summary can leave out what it still shows.
+      const spanIds = new Set(request.messages.map((m) => m.id));
+      expect(request.tail?.map((m) => m.id)).toContain("sys");
+      expect(request.tail?.some((m) => spanIds.has(m.id))).toBe(false);
+    }
+  });
+
+  it("holds the summary to maxSummaryTokens and to half the span when the goal leaves plenty of room", async () => {
+    const log = ThreadLog.from("t", agentRun(10));
+    const summarizer = recording();
+    await runStrategy(createSummarization({ summarizer, target: 3 }), log, emptyPlan("t"));
+    const spanTokens = summarizer.requests[0]!.messages.reduce((n, m) => n + simpleCount.countMessage(m), 0);
+    expect(summarizer.requests[0]!.maxTokens).toBeLessThanOrEqual(Math.max(64, spanTokens / 2));
+    await runStrategy(
+      createSummarization({ summarizer, target: 3, maxSummaryTokens: 100 }),
+      log,
+      emptyPlan("t"),
+    );
+    expect(summarizer.requests[1]!.maxTokens).toBe(100);
+  });
+
   it("a later summary absorbs the earlier one: one summary in force, the previous one passed to the summarizer", async () => {
     const summarizer = recording();
     const strategy = createSummarization({ summarizer, target: 2, threshold: 2 });

@@ -6,6 +6,8 @@ import type { Message } from "../log/message.js";
 import type { PlanAction } from "../plan/compaction-plan.js";
 import { resolveForLog } from "../plan/resolve-for-log.js";
 import { spanOfSeqs } from "../plan/span-seqs.js";
+import { summaryText } from "../render/placeholders.js";
+import { renderPrompt } from "../render/render-prompt.js";
 import { type SummaryCache, summaryCacheKey } from "../stores/summary-cache.js";
 import { renderedGroupTokens } from "./group-accounting.js";
 import { parseOptions } from "./options.js";
@@ -30,7 +32,10 @@ export const summarizationOptionsSchema = z.strictObject({
   minKeepGroups: z.number().int().positive().optional(),
   /** Don't summarize fewer groups than this in one go (default 2): a tiny span is not worth a model call. */
   minSpanGroups: z.number().int().positive().optional(),
-  /** Ceiling on a summary's tokens (default: 10 % of the goal, between 64 and 2,000). */
+  /**
+   * Ceiling on a summary's tokens. A summary gets the room the goal leaves after the verbatim rest of the request
+   * (at least 64 tokens); without this option it is also held to half of what the span costs, and 8,000.
+   */
   maxSummaryTokens: z.number().int().positive().optional(),
 });
 
@@ -51,12 +56,50 @@ interface Settings {
   readonly cache: SummaryCache | undefined;
 }
 
-/** How many of the oldest candidates to summarize: by the count rule, then more while over the goal. */
+/** The smallest summary worth asking for; a span is chosen so that at least this much room is left for it. */
+const MIN_SUMMARY_TOKENS = 64;
+/** The largest summary asked for when no `maxSummaryTokens` is set (it is also held to half the span). */
+const MAX_SUMMARY_TOKENS = 8_000;
+/** Tokens kept spare for the seam between the summary's header and its text. */
+const SEAM_TOKENS = 2;
+
+/** What the span choice and the summary's size are measured against: the renderer's tokens under the plan. */
+interface Accounting {
+  /** Rendered tokens per group (index = group index). */
+  readonly perGroup: Float64Array;
+  /** Rendered tokens of the summary in force (it is replaced by the new one). */
+  readonly previousTokens: number;
+  /** Tokens of the new summary message without its text (framing and header). */
+  readonly overhead: number;
+}
+
+function accountingOf(ctx: StrategyContext, previous: Previous | undefined, messages: number): Accounting {
+  const perGroup = renderedGroupTokens(ctx.log, ctx.plan, ctx.counter);
+  // Counted from the record, not from the render: a checkpoint-restored log may not hold the summary's first source.
+  const previousTokens =
+    previous === undefined
+      ? 0
+      : ctx.counter.countMessage({
+          role: "assistant",
+          parts: [{ type: "text", text: summaryText(previous.record, previous.seqs.length) }],
+        });
+  const header = summaryText(
+    { kind: "summarize", summary: "", summarizerId: "", promptVersion: "" },
+    Math.max(messages, 10),
+  );
+  const overhead = ctx.counter.countMessage({ role: "assistant", parts: [{ type: "text", text: header }] });
+  return { perGroup, previousTokens, overhead: overhead + SEAM_TOKENS };
+}
+
+/**
+ * How many of the oldest candidates to summarize: by the count rule, then more while the request would stay over
+ * the goal with the smallest summary in place of the span (the verbatim tail stays as long as the goal allows).
+ */
 function spanLength(
   ctx: StrategyContext,
   settings: Settings,
   groups: ReadonlyArray<Group>,
-  summaryCost: number,
+  accounting: () => Accounting,
 ) {
   const maxSpan = Math.max(0, groups.length - settings.minKeepGroups);
   let count = 0;
@@ -64,15 +107,65 @@ function spanLength(
     count = groups.length - settings.target;
   }
   if (ctx.tokens > ctx.goal) {
-    const perGroup = renderedGroupTokens(ctx.log, ctx.plan, ctx.counter);
-    let saved = 0;
+    const { perGroup, previousTokens, overhead } = accounting();
+    const smallest = overhead + MIN_SUMMARY_TOKENS;
+    let saved = previousTokens;
     for (let i = 0; i < groups.length; i++) {
-      if (i >= count && ctx.tokens - saved + summaryCost <= ctx.goal) break;
+      if (i >= count && ctx.tokens - saved + smallest <= ctx.goal) break;
       saved += perGroup[groups[i]!.index]!;
       count = Math.max(count, i + 1);
     }
   }
   return Math.min(count, maxSpan);
+}
+
+/**
+ * The summary's size: the room the goal leaves once the span (and the summary it absorbs) is gone, held between
+ * the floor and the cap (`maxSummaryTokens`, else half of what the span costs and at most 8,000). Below the
+ * floor the floor wins: a span kept whole would cost more.
+ */
+function summaryTokens(
+  ctx: StrategyContext,
+  settings: Settings,
+  span: ReadonlyArray<Group>,
+  { perGroup, previousTokens, overhead }: Accounting,
+): number {
+  let spanTokens = previousTokens;
+  for (const group of span) spanTokens += perGroup[group.index]!;
+  const room = ctx.goal - (ctx.tokens - spanTokens) - overhead;
+  const cap =
+    settings.maxSummaryTokens ??
+    Math.min(MAX_SUMMARY_TOKENS, Math.max(MIN_SUMMARY_TOKENS, Math.floor(spanTokens / 2)));
+  return Math.max(MIN_SUMMARY_TOKENS, Math.min(room, cap));
+}
+
+/**
+ * The messages the request still shows verbatim outside the span (system prompt, pinned messages, the kept
+ * tail): what they show needs no room in the summary.
+ */
+function visibleMessages(ctx: StrategyContext, span: ReadonlySet<number>): Message[] {
+  const prompt = renderPrompt(ctx.log, ctx.plan, { counter: ctx.counter, validatePlan: false });
+  const out: Message[] = [];
+  let hint = 0;
+  let last = -1;
+  for (const message of prompt.messages) {
+    if (message.provenance.kind !== "original") continue;
+    const id = message.provenance.sourceIds[0];
+    const seq = id === undefined ? undefined : ctx.log.seqOf(id, hint);
+    if (seq === undefined || seq === last || span.has(seq) || !ctx.log.holds(seq)) continue;
+    hint = seq;
+    last = seq;
+    out.push(ctx.log.at(seq)!);
+  }
+  return out;
+}
+
+/** Tokens of a text as the renderer counts it inside an assistant message (its framing taken off). */
+function textCounter(ctx: StrategyContext): (text: string) => number {
+  const count = (text: string) =>
+    ctx.counter.countMessage({ role: "assistant", parts: [{ type: "text", text }] });
+  const framing = count("");
+  return (text) => count(text) - framing;
 }
 
 /**
@@ -88,13 +181,19 @@ function spanHashOf(fresh: ReadonlyArray<Message>, previous: Previous | undefine
   return sha256Hex([`absorbs ${absorbed}`, ...hashes].join("\n"));
 }
 
+/** What a summary is asked for: the span's messages, the summary it absorbs and the room it has. */
+interface SpanRequest {
+  readonly fresh: ReadonlyArray<Message>;
+  readonly previous: Previous | undefined;
+  readonly spanHash: string;
+  readonly maxTokens: number;
+  readonly visible: ReadonlyArray<Message>;
+}
+
 async function summarizeSpan(
   ctx: StrategyContext,
   settings: Settings,
-  fresh: ReadonlyArray<Message>,
-  previous: Previous | undefined,
-  spanHash: string,
-  maxTokens: number,
+  { fresh, previous, spanHash, maxTokens, visible }: SpanRequest,
 ): Promise<SummaryResult> {
   const { summarizer, cache } = settings;
   const key = summaryCacheKey(spanHash, summarizer.id, summarizer.promptVersion);
@@ -107,6 +206,8 @@ async function summarizeSpan(
       ? {}
       : { previous: { text: previous.record.summary, structured: previous.record.structured ?? {} } }),
     maxTokens,
+    countTokens: textCounter(ctx),
+    tail: visible,
     ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
   });
   // A summarizer must not hand back nothing; never commit an empty text as the history.
@@ -140,8 +241,13 @@ function failureNote(error: unknown): StrategyNote {
 async function propose(ctx: StrategyContext, settings: Settings): Promise<Proposal> {
   const resolution = resolveForLog(ctx.plan, ctx.log);
   const { previous, groups } = absorbable(ctx.log, resolution, settings.name, ctx.taskSeq ?? -1);
-  const maxTokens = settings.maxSummaryTokens ?? Math.min(2_000, Math.max(64, Math.floor(ctx.goal * 0.1)));
-  const count = spanLength(ctx, settings, groups, maxTokens);
+  let accounting: Accounting | undefined;
+  const account = () => {
+    const messages = (previous?.seqs.length ?? 0) + groups.reduce((n, g) => n + g.seqs.length, 0);
+    accounting ??= accountingOf(ctx, previous, messages);
+    return accounting;
+  };
+  const count = spanLength(ctx, settings, groups, account);
   if (count < settings.minSpanGroups) {
     return {
       actions: [],
@@ -155,9 +261,11 @@ async function propose(ctx: StrategyContext, settings: Settings): Promise<Propos
   const fresh = freshSeqs.map((seq) => ctx.log.at(seq)!);
   const spanSeqs = mergeAscending(previous?.seqs ?? [], freshSeqs);
   const spanHash = spanHashOf(fresh, previous);
+  const maxTokens = summaryTokens(ctx, settings, groups.slice(0, count), account());
+  const visible = visibleMessages(ctx, new Set(freshSeqs));
   let result: SummaryResult;
   try {
-    result = await summarizeSpan(ctx, settings, fresh, previous, spanHash, maxTokens);
+    result = await summarizeSpan(ctx, settings, { fresh, previous, spanHash, maxTokens, visible });
   } catch (error) {
     rethrowNotLoaded(error);
     return { actions: [], notes: [failureNote(error)] };

@@ -13,6 +13,16 @@ export interface SummaryRequest {
   readonly previous?: SummaryResult;
   /** The summary's text should stay within this many tokens. */
   readonly maxTokens: number;
+  /**
+   * How the caller counts `maxTokens` (the renderer's tokenizer); a summarizer that measures its own text
+   * should use it rather than an estimate.
+   */
+  readonly countTokens?: (text: string) => number;
+  /**
+   * The messages the request still shows verbatim besides the span: the system prompt, pinned messages and the
+   * kept tail (context only, never to be summarized). What they show needs no room in the summary.
+   */
+  readonly tail?: ReadonlyArray<Message>;
   readonly signal?: AbortSignal;
 }
 

@@ -82,23 +82,14 @@ describe("createExtractiveSummarizer", () => {
 
   it("has a stable identity", () => {
     expect(summarizer.id).toBe("extractive");
-    expect(summarizer.promptVersion).toBe("extractive/1");
+    expect(summarizer.promptVersion).toBe("extractive/2");
   });
 
-  it("extracts goals, constraints, decisions, outcomes, open items and references", async () => {
+  it("extracts goals, facts, calls with their outcomes, open items and references", async () => {
     const { structured, text } = await summarizer.summarize(request());
     expect(structured.goals).toEqual([
       "Please fix the failing date parser in src/parse-date.ts. Do not change the public API.",
       "Also look at artifact art_7f3a. Should we add a test?",
-    ]);
-    expect(structured.constraints).toEqual([
-      "You must never push to main.",
-      "Do not change the public API.",
-      "Should we add a test?",
-    ]);
-    expect(structured.decisions).toEqual([
-      "I will start by running the tests.",
-      "The root cause is a missing null check.",
     ]);
     expect(structured.toolOutcomes).toEqual([
       "bash(command=npm test -- parse-date) → error: TypeError: cannot read 'year' of undefined",
@@ -106,8 +97,8 @@ describe("createExtractiveSummarizer", () => {
       "search(q=parseDate) → error: rate limited",
     ]);
     expect(structured.openItems).toEqual([
-      "waiting for the result of write_file(path=src/parse-date.ts)",
       "user asked: Should we add a test?",
+      "waiting for the result of write_file(path=src/parse-date.ts)",
     ]);
     expect(structured.artifacts).toEqual([
       "https://example.com/issues/42",
@@ -115,7 +106,10 @@ describe("createExtractiveSummarizer", () => {
       "./src/parse-date.ts",
       "artifact art_7f3a",
     ]);
+    // Narration ("I will start by …") and the agent's own reasoning next to its calls are not decisions.
+    expect(structured.decisions).toBeUndefined();
     expect(text).toBe(formatSummary(structured));
+    expect(text).toContain("Facts and constraints:\n");
   });
 
   it("gives the same bytes for the same input, frozen", async () => {
@@ -209,6 +203,154 @@ describe.skipIf(!trajectoriesAvailable)("extractive summarizer on the real traje
       const messages = importTranscript(ThreadLog.empty("t"), file.text).messages;
       const { text } = await exact.summarize({ threadId: "t", messages, maxTokens: 300 });
       expect(tokenizer.count(text), file.name).toBeLessThanOrEqual(300);
+      // The request's counter (the renderer's) wins over the summarizer's own estimate.
+      const countTokens = (t: string) => tokenizer.count(t);
+      const byRequest = await summarizer.summarize({ threadId: "t", messages, maxTokens: 300, countTokens });
+      expect(tokenizer.count(byRequest.text), file.name).toBeLessThanOrEqual(300);
+    }
+  });
+});
+
+describe("what the extractive summary keeps", () => {
+  const summarizer = createExtractiveSummarizer();
+  const complaint = "Please always provide EXACTLY ONE action in triple backticks, found 2 actions.";
+  const code = (n: number) =>
+    Array.from(
+      { length: n },
+      (_, i) =>
+        `    def handler_${i % 7}(self, request):\n        return self.dispatch(request, handler_${i % 7})`,
+    ).join("\n");
+
+  /** A run: the task, then rounds of narration + a call + a result (code), with the harness complaining between. */
+  function run(extra: { round?: number; result: string }[] = []): MessageInput[] {
+    const out: MessageInput[] = [
+      { role: "user", parts: [{ type: "text", text: "Fix the dispatcher so handlers get the request." }] },
+    ];
+    for (let i = 0; i < 6; i++) {
+      const found = extra.find((e) => e.round === i);
+      out.push({
+        role: "assistant",
+        parts: [
+          { type: "text", text: `I'll look at the dispatcher again. Let me check part ${i}.` },
+          {
+            type: "tool_call",
+            callId: `c${i}`,
+            name: "bash",
+            args: JSON.stringify({ command: `cat part${i}.py` }),
+          },
+        ],
+      });
+      const body = found === undefined ? code(20) : `${code(10)}\n${found.result}\n${code(10)}`;
+      out.push({ role: "tool", parts: [{ type: "tool_result", callId: `c${i}`, content: body }] });
+      out.push({
+        role: "assistant",
+        parts: [{ type: "text", text: "Let me think about what could be wrong here?" }],
+      });
+      out.push({ role: "user", parts: [{ type: "text", text: complaint }] });
+    }
+    return out;
+  }
+  const messagesOf = (inputs: ReadonlyArray<MessageInput>) => ThreadLog.from("t", inputs).messages;
+
+  it("leaves out the harness complaint repeated in many messages, narration and rhetorical questions", async () => {
+    const { text } = await summarizer.summarize({
+      threadId: "t",
+      messages: messagesOf(run()),
+      maxTokens: 4_000,
+    });
+    expect(text).not.toContain("EXACTLY ONE");
+    expect(text).not.toContain("I'll look");
+    expect(text).not.toContain("Let me");
+    expect(text).not.toContain("what could be wrong");
+    expect(text).toContain("bash(command=cat part0.py)");
+  });
+
+  it("keeps facts stated once in code output, identifier-like or plain made-up words, over recurring code", async () => {
+    const messages = messagesOf(
+      run([
+        { round: 1, result: "The staging host is called velmorine." },
+        { round: 4, result: "Order KX-48213 was shipped to the second warehouse." },
+      ]),
+    );
+    for (const maxTokens of [120, 400]) {
+      const { text } = await summarizer.summarize({ threadId: "t", messages, maxTokens });
+      expect(text, `maxTokens ${maxTokens}`).toContain("velmorine");
+      expect(text, `maxTokens ${maxTokens}`).toContain("KX-48213");
+    }
+    // Recurring code is no fact (a listing's first line still names a call's outcome).
+    const { structured } = await summarizer.summarize({ threadId: "t", messages, maxTokens: 400 });
+    for (const fact of structured.constraints ?? []) expect(fact).not.toMatch(/handler_|dispatch/);
+  });
+
+  it("gives no room to a fact the kept tail still shows verbatim", async () => {
+    const messages = messagesOf(run([{ round: 1, result: "The staging host is called velmorine." }]));
+    const tail = ThreadLog.from("u", [
+      { role: "user", parts: [{ type: "text", text: "Deploy to velmorine when done." }] },
+      { role: "user", parts: [{ type: "text", text: "Note: The staging host is called velmorine." }] },
+    ]).messages;
+    const { text } = await summarizer.summarize({ threadId: "t", messages, maxTokens: 400, tail });
+    expect(text).not.toContain("velmorine");
+  });
+
+  it("keeps tool errors, exceptions, exit codes and test results", async () => {
+    const messages = messagesOf([
+      { role: "user", parts: [{ type: "text", text: "Make the date tests pass." }] },
+      {
+        role: "assistant",
+        parts: [
+          { type: "tool_call", callId: "t1", name: "bash", args: '{"command":"pytest tests/test_dates.py"}' },
+        ],
+      },
+      {
+        role: "tool",
+        parts: [
+          {
+            type: "tool_result",
+            callId: "t1",
+            content: `<returncode>1</returncode>\n<output>\n${code(30)}\nTraceback (most recent call last):\n  File "dates.py", line 3\nValueError: month must be in 1..12\n===== 3 passed, 1 failed in 0.52s =====\n</output>`,
+          },
+        ],
+      },
+    ]);
+    const { structured } = await summarizer.summarize({ threadId: "t", messages, maxTokens: 100 });
+    expect(structured.toolOutcomes).toEqual([
+      "bash(command=pytest tests/test_dates.py) → error: exit 1: ValueError: month must be in 1..12; ===== 3 passed, 1 failed in 0.52s =====",
+    ]);
+  });
+
+  it("keeps an earlier summary's facts when absorbing it, dropping the least salient first when room runs out", async () => {
+    const messages = messagesOf(run([{ round: 2, result: "The staging host is called velmorine." }]));
+    const previous = {
+      text: "",
+      structured: {
+        constraints: ["The vault code is QZ-90210.", "The dispatcher request handler dispatches handlers."],
+      },
+    };
+    const roomy = await summarizer.summarize({ threadId: "t", messages, maxTokens: 2_000, previous });
+    expect(roomy.structured.constraints).toContain("The vault code is QZ-90210.");
+    expect(roomy.structured.constraints).toContain("The dispatcher request handler dispatches handlers.");
+    // The earlier summary's items come first in reading order.
+    expect(roomy.structured.constraints?.[0]).toBe("The vault code is QZ-90210.");
+    // As room shrinks the least salient item goes first: the line of recurring words before the vault code.
+    let salientOnly = 0;
+    for (let maxTokens = 20; maxTokens <= 300; maxTokens += 10) {
+      const { text } = await summarizer.summarize({ threadId: "t", messages, maxTokens, previous });
+      if (text.includes("dispatches handlers")) expect(text, `maxTokens ${maxTokens}`).toContain("QZ-90210");
+      else if (text.includes("QZ-90210")) salientOnly++;
+    }
+    expect(salientOnly).toBeGreaterThan(0);
+  });
+
+  it("stays within maxTokens as the repo's tokenizer counts, and is deterministic", async () => {
+    const tokenizer = createTokenizer({ model: "gpt-4o" });
+    const countTokens = (t: string) => tokenizer.count(t);
+    const messages = messagesOf(run([{ round: 3, result: "Order KX-48213 was shipped." }]));
+    for (const maxTokens of [20, 64, 150, 500]) {
+      const req = { threadId: "t", messages, maxTokens, countTokens };
+      const a = await summarizer.summarize(req);
+      const b = await createExtractiveSummarizer().summarize(req);
+      expect(countTokens(a.text)).toBeLessThanOrEqual(maxTokens);
+      expect(b.text).toBe(a.text);
     }
   });
 });

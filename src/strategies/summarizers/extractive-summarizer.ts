@@ -1,57 +1,88 @@
 /**
- * A summarizer without a model: it picks sentences, tool outcomes and references out of the span by simple,
- * deterministic rules. Useful as the free fallback when no model is configured or the model keeps failing.
+ * A summarizer without a model: it keeps what an agent needs from a span by simple, deterministic rules. The
+ * calls actually made and their outcomes (errors, test results, exit codes); the requests and facts stated in
+ * user messages and tool results, chosen by salience (words rare in the thread and not visible in the kept
+ * tail); the files and references touched; what is still open. Narration, questions the agent asks itself and
+ * boilerplate repeated across messages carry no rare word and are left out. Every candidate has a priority, and
+ * the least valuable go first until the text fits `maxTokens`; an earlier summary's items compete on the same
+ * terms. Useful as the free fallback when no model is configured or the model keeps failing.
  */
 import { SummarizerError } from "../../errors/ledger-error.js";
 import { deepFreeze } from "../../log/deep-freeze.js";
-import type { Message, ToolCallPart, ToolResultPart } from "../../log/message.js";
+import type { Message, ToolCallPart } from "../../log/message.js";
 import type { StructuredSummary } from "../../plan/compaction-plan.js";
 import type { Summarizer, SummaryRequest, SummaryResult } from "../summarizer.js";
-import { fitSummary, formatSummary, mergeSummaries, normalizeItem } from "./summary-format.js";
+import { callLabel, outcomeOf } from "./call-outcome.js";
+import {
+  buildSalienceIndex,
+  type LineSalience,
+  lineSalience,
+  type SalienceIndex,
+  wordsOf,
+} from "./salience.js";
+import {
+  fitRanked,
+  formatSummary,
+  normalizeItem,
+  type RankedItem,
+  SUMMARY_FIELDS,
+  type SummaryField,
+} from "./summary-format.js";
 
 /** Options of `createExtractiveSummarizer`. */
 export interface ExtractiveSummarizerOptions {
-  /** Token count of a text, to respect `maxTokens` (default: ceil(chars / 4)). */
+  /** Token count of a text, to respect `maxTokens` when the request brings no counter (default: ceil(chars / 4)). */
   readonly countTokens?: (text: string) => number;
   /** Longest item in characters (default 200). */
   readonly maxItemChars?: number;
 }
 
 const ID = "extractive";
-const PROMPT_VERSION = "extractive/1";
-const CONSTRAINTS_PER_MESSAGE = 4;
-const DECISIONS_PER_MESSAGE = 2;
+const PROMPT_VERSION = "extractive/2";
 
-const CONSTRAINT =
-  /\b(?:must|never|do not|don't|should|shouldn't|only|always|cannot|can't|required|make sure|ensure|avoid|not allowed)\b/i;
-const DECISION =
-  /\b(?:I will|I'll|I am going to|I'm going to|let me|let's|let us|I need to|we need to|decided|I think|it seems|the (?:issue|problem|bug|cause|fix|solution) (?:is|was)|root cause|this means|therefore|I have (?:located|found|fixed|updated|implemented|confirmed|verified)|found that|next,? I)\b/i;
-const EXCEPTION_LINE = /^[\w.]*(?:Error|Exception)(?::|$)/;
-const ERROR_LINE =
-  /^(?:(?:error|fatal)\s*:|(?:FAILED|ERROR)\b)|command not found|no such file or directory|permission denied/i;
+// Base priorities: what an agent needs most survives longest; salience and recency add to them.
+const BASE = {
+  task: 3,
+  pending: 3,
+  goal: 1.2,
+  failedOrTested: 1.3,
+  outcome: 0.7,
+  question: 0.8,
+  fact: 0.6,
+  decision: 0.4,
+  artifact: 0.3,
+} as const;
+/** A word used in at most two messages weighs at least this much; rarer lines than that are worth no room. */
+const RARE = 0.5;
+const MIN_FACT_SCORE = 0.3;
+const FACTS_PER_MESSAGE = 12;
+const DECISIONS_PER_MESSAGE = 2;
+/** Each further fact from the same message is worth this much less, so one big output cannot crowd out the rest. */
+const FACT_DECAY = 0.8;
+const TAG = /<\/?[A-Za-z_][\w-]*(?:\s[^<>]*)?>/g;
+const NARRATION =
+  /^(?:I'll|I will|I'm going to|I am going to|I need to|I should|I think|I see|I can see|Let me|Let's|Let us|Now\b|Next\b|First\b|Finally\b|Okay|OK\b|Great|Perfect|Good|Alright|Looking at|It (?:seems|looks))/i;
+const TESTS = /\b\d+ (?:passed|failed|errors?|skipped)\b|^Ran \d+ tests?\b|\b(?:OK|FAILED)\b/;
 const CODE_EXTENSIONS =
   /\.(?:py|js|mjs|ts|tsx|jsx|json|md|txt|ya?ml|toml|c|h|cc|cpp|hpp|go|rs|java|rb|sh|pony|csv|html|css|sql|ini|cfg|xml|log)$/;
 
 /**
- * A deterministic summarizer that extracts goals, constraints, decisions, tool outcomes, open items and
- * artifact references from a span without calling a model; the same request always gives the same bytes.
+ * A deterministic summarizer that extracts goals, facts, tool calls and their outcomes, open items and artifact
+ * references from a span without calling a model; the same request always gives the same bytes.
  *
  * @example
  * const summarizer = createExtractiveSummarizer({ countTokens: (t) => tokenizer.count(t) });
  * const { text } = await summarizer.summarize({ threadId: log.threadId, messages: log.messages, maxTokens: 600 });
  */
 export function createExtractiveSummarizer(options: ExtractiveSummarizerOptions = {}): Summarizer {
-  const fitOptions = {
-    maxItemChars: options.maxItemChars ?? 200,
-    ...(options.countTokens === undefined ? {} : { countTokens: options.countTokens }),
-  };
+  const maxItemChars = options.maxItemChars ?? 200;
   return Object.freeze({
     id: ID,
     promptVersion: PROMPT_VERSION,
     local: true,
     summarize(request: SummaryRequest): Promise<SummaryResult> {
       try {
-        return Promise.resolve(summarizeNow(request, fitOptions));
+        return Promise.resolve(summarizeNow(request, maxItemChars, options.countTokens));
       } catch (error) {
         return Promise.reject(error);
       }
@@ -61,20 +92,23 @@ export function createExtractiveSummarizer(options: ExtractiveSummarizerOptions 
 
 function summarizeNow(
   request: SummaryRequest,
-  fitOptions: { readonly maxItemChars: number; readonly countTokens?: (text: string) => number },
+  maxItemChars: number,
+  countTokens: ((text: string) => number) | undefined,
 ): SummaryResult {
   const where = { threadId: request.threadId };
   if (request.signal?.aborted === true)
     throw new SummarizerError(ID, "aborted", "the request was aborted", where);
   if (request.messages.length === 0)
     throw new SummarizerError(ID, "empty", "the span has no messages", where);
-  const extracted = extract(request.messages);
-  const merged =
-    request.previous === undefined ? extracted : mergeSummaries(request.previous.structured, extracted);
-  if (formatSummary(merged) === "") {
+  const items = rankedItems(request, maxItemChars);
+  if (items.length === 0) {
     throw new SummarizerError(ID, "empty", "nothing worth keeping was found in the span", where);
   }
-  const fitted = fitSummary(merged, request.maxTokens, fitOptions);
+  const count = request.countTokens ?? countTokens;
+  const fitted = fitRanked(items, request.maxTokens, {
+    maxItemChars,
+    ...(count === undefined ? {} : { countTokens: count }),
+  });
   if (fitted === undefined) {
     const problem = `not even one shortened item fits in maxTokens ${request.maxTokens}; raise the budget`;
     throw new SummarizerError(ID, "failed", problem, where);
@@ -82,72 +116,224 @@ function summarizeNow(
   return deepFreeze({ text: formatSummary(fitted), structured: fitted });
 }
 
-interface Collected {
-  goals: string[];
-  constraints: string[];
-  decisions: string[];
-  toolOutcomes: string[];
-  openItems: string[];
-  artifacts: string[];
+/** All the text a message shows: its text parts, call arguments and results. */
+function shownText(message: Message): string {
+  return message.parts
+    .map((p) =>
+      p.type === "text"
+        ? p.text
+        : p.type === "tool_call"
+          ? `${p.name} ${p.args}`
+          : p.type === "tool_result"
+            ? p.content
+            : "",
+    )
+    .join("\n");
+}
+
+function rankedItems(request: SummaryRequest, maxItemChars: number): RankedItem[] {
+  const { messages, previous } = request;
+  const documents = messages.map(shownText);
+  const earlier = previous === undefined ? [] : SUMMARY_FIELDS.flatMap((f) => previous.structured[f] ?? []);
+  // The earlier summary stands for the messages it covers: one document, so its rare words stay rare.
+  if (earlier.length > 0) documents.push(earlier.join("\n"));
+  const index = buildSalienceIndex(documents, (request.tail ?? []).map(shownText));
+  const items = previous === undefined ? [] : rerank(previous.structured, index);
+  return [...items, ...extract(messages, index, maxItemChars, items.length === 0)];
+}
+
+/** An earlier summary's items, ranked on the same terms as new ones (without a recency bonus: they are older). */
+function rerank(structured: StructuredSummary, index: SalienceIndex): RankedItem[] {
+  const out: RankedItem[] = [];
+  let order = -1_000_000;
+  const rank: { readonly [F in SummaryField]-?: (item: string, i: number) => number } = {
+    goals: (item, i) => (i === 0 ? BASE.task : BASE.goal + lineSalience(item, index).score),
+    constraints: (item) => BASE.fact + lineSalience(item, index).score,
+    decisions: (item) => BASE.decision + lineSalience(item, index).score,
+    openItems: (item) => BASE.question + lineSalience(item, index).score,
+    toolOutcomes: (item) =>
+      (/→ error:/.test(item) || TESTS.test(item) ? BASE.failedOrTested : BASE.outcome) +
+      0.3 * peakOf(item, index),
+    artifacts: (item) => BASE.artifact + 0.5 * peakOf(item, index),
+  };
+  for (const field of SUMMARY_FIELDS) {
+    (structured[field] ?? []).forEach((text, i) => {
+      out.push({ field, text, priority: rank[field](text, i), order: order++ });
+    });
+  }
+  return out;
+}
+
+function peakOf(text: string, index: SalienceIndex): number {
+  let peak = 0;
+  for (const word of wordsOf(text)) peak = Math.max(peak, index.weight(word));
+  return peak;
+}
+
+interface Extraction {
+  readonly index: SalienceIndex;
+  readonly maxItemChars: number;
+  readonly items: RankedItem[];
+  /** No earlier summary: the first request of the span is the task as first stated. */
+  taskPending: boolean;
 }
 
 interface OpenCall {
   readonly call: ToolCallPart;
-  readonly index: number;
+  readonly order: number;
 }
 
-function extract(messages: ReadonlyArray<Message>): StructuredSummary {
-  const out: Collected = {
-    goals: [],
-    constraints: [],
-    decisions: [],
-    toolOutcomes: [],
-    openItems: [],
-    artifacts: [],
-  };
+function extract(
+  messages: ReadonlyArray<Message>,
+  index: SalienceIndex,
+  maxItemChars: number,
+  first: boolean,
+): RankedItem[] {
+  const x: Extraction = { index, maxItemChars, items: [], taskPending: first };
   const open = new Map<string, OpenCall>();
-  let lastQuestion: string | undefined;
-  for (const message of messages) {
+  let question: RankedItem | undefined;
+  messages.forEach((message, i) => {
+    const at = (i + 1) * 100_000;
+    const recency = (i + 1) / messages.length;
     const text = message.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n");
-    const found = sentences(text);
-    if (message.role === "user" || message.role === "system") {
-      const rules = found.filter((s) => CONSTRAINT.test(s) && s.split(" ").length >= 4);
-      out.constraints.push(...rules.slice(0, CONSTRAINTS_PER_MESSAGE));
-    }
-    if (message.role === "user" && found.length > 0) out.goals.push(firstSentences(found));
-    if (message.role === "assistant") out.decisions.push(...decisionsOf(found, message));
-    if (message.role !== "system") {
-      lastQuestion = lastQuestionOf(found, message.role) ?? lastQuestion;
-      out.artifacts.push(...referencesIn(text));
-    }
-    for (const part of message.parts) {
-      if (part.type === "tool_call") {
-        open.set(part.callId, { call: part, index: out.toolOutcomes.length });
-        out.toolOutcomes.push("");
-        out.artifacts.push(...referencesIn(argStrings(part.args).join("\n")));
-      } else if (part.type === "tool_result") {
-        const pending = open.get(part.callId);
-        open.delete(part.callId);
-        const name = pending === undefined ? resultName(part, message) : callLabel(pending.call);
-        const item = `${name} → ${outcomeOf(part)}`;
-        if (pending === undefined) out.toolOutcomes.push(item);
-        else out.toolOutcomes[pending.index] = item;
-      }
+    if (message.role === "system") return;
+    if (message.role === "user") question = userItems(x, text, at, recency) ?? question;
+    const calls = message.parts.filter((p): p is ToolCallPart => p.type === "tool_call");
+    if (message.role === "assistant" && calls.length === 0) decisionItems(x, text, at, recency);
+    artifactItems(x, [text, ...calls.flatMap((c) => argStrings(c.args))].join("\n"), at);
+    message.parts.forEach((part, p) => {
+      if (part.type === "tool_call") open.set(part.callId, { call: part, order: at + p });
+      if (part.type !== "tool_result") return;
+      const pending = open.get(part.callId);
+      open.delete(part.callId);
+      const label =
+        pending === undefined
+          ? `${message.meta.toolName ?? "tool"} [${part.callId}]`
+          : callLabel(pending.call);
+      const outcome = outcomeOf(part.content, part.isError === true);
+      const base = outcome.failed || outcome.tested ? BASE.failedOrTested : BASE.outcome;
+      const line = `${label} → ${outcome.text}`;
+      // The outcome line may itself be the result's most salient fact (it is not repeated as a fact then).
+      const asFact = BASE.fact + lineSalience(outcome.text, index).score;
+      const priority = Math.max(base + 0.3 * peakOf(line, index), asFact) + 0.15 * recency;
+      x.items.push({ field: "toolOutcomes", text: line, priority, order: pending?.order ?? at + p });
+      factItems(x, part.content, at + 100, recency, { skip: outcome.text });
+    });
+  });
+  // Calls still waiting for their result are open work, not outcomes.
+  for (const { call, order } of open.values()) {
+    x.items.push({
+      field: "openItems",
+      text: `waiting for the result of ${callLabel(call)}`,
+      priority: BASE.pending,
+      order,
+    });
+  }
+  if (question !== undefined) x.items.push(question);
+  return x.items;
+}
+
+/** A user message: its opening as a goal when salient, its other salient lines as facts; its last question. */
+function userItems(x: Extraction, text: string, at: number, recency: number): RankedItem | undefined {
+  const found = sentences(text);
+  const opening = firstSentences(found);
+  if (opening !== undefined) {
+    const salience = lineSalience(opening, x.index);
+    if (x.taskPending || salience.peak >= RARE) {
+      const priority = x.taskPending ? BASE.task : BASE.goal + salience.score + 0.15 * recency;
+      x.items.push({ field: "goals", text: opening, priority, order: at });
+      x.taskPending = false;
     }
   }
-  // Calls still waiting for their result are open work, not outcomes.
-  const pendingSlots = new Set([...open.values()].map((o) => o.index));
-  out.toolOutcomes = out.toolOutcomes.filter((_, i) => !pendingSlots.has(i));
-  for (const { call } of open.values()) out.openItems.push(`waiting for the result of ${callLabel(call)}`);
-  if (lastQuestion !== undefined) out.openItems.push(lastQuestion);
-  return out;
+  factItems(x, text, at + 1, recency, { skip: opening, sentences: true });
+  const asked = found.findLast((s) => s.endsWith("?"));
+  if (asked === undefined) return undefined;
+  const salience = lineSalience(asked, x.index);
+  if (salience.peak < RARE) return undefined;
+  return {
+    field: "openItems",
+    text: `user asked: ${asked}`,
+    priority: BASE.question + salience.score,
+    order: at + 2,
+  };
+}
+
+/** An answer or conclusion (an assistant message without calls): its salient statements, never narration. */
+function decisionItems(x: Extraction, text: string, at: number, recency: number): void {
+  const scored = sentences(text)
+    .filter((s) => !NARRATION.test(s) && !s.endsWith("?"))
+    .map((s, i) => ({ s, i, salience: lineSalience(s, x.index) }))
+    .filter((c) => c.salience.peak >= RARE)
+    .sort((a, b) => b.salience.score - a.salience.score || a.i - b.i)
+    .slice(0, DECISIONS_PER_MESSAGE);
+  for (const { s, i, salience } of scored) {
+    const priority = BASE.decision + salience.score + 0.1 * recency;
+    x.items.push({ field: "decisions", text: s, priority, order: at + 10 + i });
+  }
+}
+
+interface FactLine {
+  readonly text: string;
+  readonly line: number;
+  readonly salience: LineSalience;
+}
+
+/** How {@link factItems} reads a text. */
+interface FactOptions {
+  /** Text already kept (a goal, an outcome line): a fact it contains is not repeated. */
+  readonly skip?: string | undefined;
+  /** Cut every line into sentences (prose), not only long ones (output). */
+  readonly sentences?: boolean;
+}
+
+/**
+ * The salient lines of a text as facts: each line (a long one cut into sentences) scored by salience, the best
+ * few kept, each further one from the same text worth a little less; a long line is cut to the part around its
+ * rarest word.
+ */
+function factItems(x: Extraction, content: string, at: number, recency: number, options: FactOptions): void {
+  const { skip } = options;
+  const found: FactLine[] = [];
+  content.split(/\r?\n/).forEach((raw, line) => {
+    const stripped = raw.replace(TAG, " ");
+    if (stripped.trim().length < 8) return;
+    const cut = options.sentences === true || stripped.length > 2 * x.maxItemChars;
+    const pieces = cut ? stripped.split(/(?<=[.!?;])\s+/) : [stripped];
+    for (const piece of pieces) {
+      const salience = lineSalience(piece, x.index);
+      if (salience.peak < RARE || salience.score < MIN_FACT_SCORE) continue;
+      const text = excerpt(normalizeItem(piece), salience.peakWord, x.maxItemChars);
+      if (skip?.includes(text) === true || x.index.shows(piece)) continue;
+      found.push({ text, line, salience });
+    }
+  });
+  found.sort((a, b) => b.salience.score - a.salience.score || a.line - b.line);
+  found.slice(0, FACTS_PER_MESSAGE).forEach((fact, k) => {
+    const priority = BASE.fact + fact.salience.score * FACT_DECAY ** k + 0.15 * recency;
+    x.items.push({ field: "constraints", text: fact.text, priority, order: at + fact.line });
+  });
+}
+
+/** The part of a long line around `word`, marked with "…" where it was cut. */
+function excerpt(line: string, word: string | undefined, max: number): string {
+  if (line.length <= max) return line;
+  const at = word === undefined ? 0 : Math.max(0, line.toLowerCase().indexOf(word));
+  const start = Math.max(0, Math.min(at - Math.floor(max / 3), line.length - max + 2));
+  const body = line.slice(start, start + max - 2).trim();
+  return `${start > 0 ? "…" : ""}${body}${start + max - 2 < line.length ? "…" : ""}`;
+}
+
+/** Files, URLs and artifact ids, ranked by how rare they are in the thread. */
+function artifactItems(x: Extraction, text: string, at: number): void {
+  referencesIn(text).forEach((ref, i) => {
+    const priority = BASE.artifact + 0.5 * peakOf(ref, x.index);
+    x.items.push({ field: "artifacts", text: ref, priority, order: at + 50 + i });
+  });
 }
 
 /** Sentences of prose: code blocks and markup tags removed, one entry per sentence or line. */
 function sentences(text: string): string[] {
-  const prose = text
-    .replace(/```[\s\S]*?(?:```|$)/g, "\n")
-    .replace(/<\/?[A-Za-z_][\w-]*(?:\s[^<>]*)?>/g, "\n");
+  const prose = text.replace(/```[\s\S]*?(?:```|$)/g, "\n").replace(TAG, "\n");
   const out: string[] = [];
   for (const rawLine of prose.split(/\r?\n/)) {
     const line = rawLine
@@ -163,25 +349,12 @@ function sentences(text: string): string[] {
 }
 
 /** The opening of a message: its first one or two sentences, skipping lead-ins such as "Here is the issue:". */
-function firstSentences(found: ReadonlyArray<string>): string {
+function firstSentences(found: ReadonlyArray<string>): string | undefined {
   const content = found.filter((s) => !s.endsWith(":"));
   const pool = content.length > 0 ? content : found;
-  const first = pool[0] ?? "";
+  const first = pool[0];
   const second = pool[1];
-  return second !== undefined && first.length < 80 ? `${first} ${second}` : first;
-}
-
-function decisionsOf(found: ReadonlyArray<string>, message: Message): string[] {
-  const marked = found.filter((s) => DECISION.test(s)).slice(0, DECISIONS_PER_MESSAGE);
-  if (marked.length > 0) return marked;
-  // An assistant message without calls is an answer or a conclusion: its first sentence says what it decided.
-  const hasCalls = message.parts.some((p) => p.type === "tool_call");
-  return hasCalls || found[0] === undefined ? [] : [found[0]];
-}
-
-function lastQuestionOf(found: ReadonlyArray<string>, role: Message["role"]): string | undefined {
-  const question = found.findLast((s) => s.endsWith("?"));
-  return question === undefined ? undefined : `${role} asked: ${question}`;
+  return second !== undefined && first !== undefined && first.length < 80 ? `${first} ${second}` : first;
 }
 
 function argStrings(args: string): string[] {
@@ -196,65 +369,6 @@ function argStrings(args: string): string[] {
   } catch {
     return [args];
   }
-}
-
-/** `name(key=value, …)` with short values, so an outcome line names what was asked. */
-function callLabel(call: ToolCallPart): string {
-  let short: string;
-  try {
-    const parsed: unknown = JSON.parse(call.args);
-    short =
-      parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)
-        ? Object.entries(parsed)
-            .map(([k, v]) => `${k}=${clip(typeof v === "string" ? v : JSON.stringify(v), 40)}`)
-            .join(", ")
-        : clip(call.args, 80);
-  } catch {
-    short = clip(call.args, 80);
-  }
-  return `${call.name}(${clip(short, 100)})`;
-}
-
-function resultName(part: ToolResultPart, message: Message): string {
-  return `${message.meta.toolName ?? "tool"} [${part.callId}]`;
-}
-
-function clip(text: string, max: number): string {
-  const one = normalizeItem(text);
-  return one.length <= max ? one : `${one.slice(0, max - 1)}…`;
-}
-
-/** The first meaningful line of a result, or its error line, marked as an error when it obviously is one. */
-function outcomeOf(part: ToolResultPart): string {
-  const head = part.content.slice(0, 4_000);
-  const exit = /<returncode>\s*(-?\d+)\s*<\/returncode>/.exec(head)?.[1];
-  const meaningful = (text: string) =>
-    text
-      .split(/\r?\n/)
-      .map((line) => normalizeItem(line.replace(/<\/?[A-Za-z_][\w-]*>/g, " ")))
-      .filter((line) => /[A-Za-z0-9]/.test(line) && !(exit !== undefined && line === exit));
-  const lines = meaningful(head);
-  // Python prints the exception last, after the traceback, so the end of a long result is searched too.
-  const tail = part.content.length > head.length ? meaningful(part.content.slice(-2_000)) : [];
-  const errorLine =
-    tail.findLast((line) => EXCEPTION_LINE.test(line)) ??
-    lines.find((line) => EXCEPTION_LINE.test(line)) ??
-    lines.find((line) => ERROR_LINE.test(line));
-  const failed =
-    part.isError === true ||
-    errorLine !== undefined ||
-    (exit !== undefined && exit !== "0") ||
-    /Traceback \(most recent call last\)/.test(head) ||
-    jsonError(part.content);
-  const line = clip((failed ? errorLine : undefined) ?? lines[0] ?? "(empty result)", 120);
-  const code = exit === undefined ? "" : `exit ${exit}: `;
-  return failed ? `error: ${code}${line}` : `${code}${line}`;
-}
-
-/** True for a JSON result whose `error` field is set; a regex, since tools often cut their JSON short. */
-function jsonError(content: string): boolean {
-  const head = content.trimStart().slice(0, 300);
-  return head.startsWith("{") && /"error"\s*:\s*(?:"[^"\s][^"]*"|true|\{)/.test(head);
 }
 
 /** URLs, file paths and artifact ids mentioned in a text, in order of first mention. */

@@ -5,6 +5,7 @@ import { ThreadLog } from "../../log/thread-log.js";
 import { callWithDeadline, parseSummaryOutput, summaryFromAnswer } from "./model-answer.js";
 import {
   estimateTokens,
+  fitRanked,
   fitSummary,
   formatSummary,
   mergeSummaries,
@@ -93,6 +94,40 @@ describe("fitSummary", () => {
     expect(one?.goals?.[0]?.endsWith("…")).toBe(true);
     expect(fitSummary({ goals: ["a goal"] }, 1)).toBeUndefined();
     expect(fitSummary({}, 100)).toBeUndefined();
+  });
+});
+
+describe("fitRanked", () => {
+  const items = [
+    { field: "toolOutcomes" as const, text: "bash(ls) → ok", priority: 0.7, order: 1 },
+    { field: "constraints" as const, text: "The vault code is QZ-90210.", priority: 1.6, order: 3 },
+    {
+      field: "constraints" as const,
+      text: "A line of little worth that is rather long",
+      priority: 0.2,
+      order: 2,
+    },
+    { field: "goals" as const, text: "Ship it", priority: 3, order: 0 },
+    { field: "goals" as const, text: "Ship it", priority: 1, order: 5 },
+  ];
+
+  it("keeps the most valuable items that fit, shown in reading order, without repeats", () => {
+    expect(fitRanked(items, 1_000)).toEqual({
+      goals: ["Ship it"],
+      constraints: ["A line of little worth that is rather long", "The vault code is QZ-90210."],
+      toolOutcomes: ["bash(ls) → ok"],
+    });
+    const tight = fitRanked(items, 20, { countTokens: (t) => t.split(/\s+/).length })!;
+    expect(formatSummary(tight).split(/\s+/).length).toBeLessThanOrEqual(20);
+    expect(tight.goals).toEqual(["Ship it"]);
+    expect(tight.constraints).toEqual(["The vault code is QZ-90210."]);
+  });
+
+  it("shortens the best item when nothing fits whole, and gives up when even that fails", () => {
+    const long = [{ field: "goals" as const, text: "word ".repeat(100), priority: 1, order: 0 }];
+    expect(fitRanked(long, 20)?.goals?.[0]?.endsWith("…")).toBe(true);
+    expect(fitRanked(long, 1)).toBeUndefined();
+    expect(fitRanked([], 100)).toBeUndefined();
   });
 });
 

@@ -12,7 +12,8 @@ export type SummaryField = keyof StructuredSummary;
 /** Section titles, in the order the text shows them. */
 const TITLES: { readonly [F in SummaryField]-?: string } = {
   goals: "Goals",
-  constraints: "Constraints",
+  // Facts stated in the thread (names, numbers, identifiers) sit beside the rules that bind the work.
+  constraints: "Facts and constraints",
   decisions: "Decisions",
   openItems: "Open items",
   toolOutcomes: "Tool outcomes",
@@ -134,6 +135,88 @@ function shortenLast(
     if (fits(candidate)) return deepFreeze(candidate);
   }
   return undefined;
+}
+
+/** One candidate item of a summary and how much it is worth keeping. */
+export interface RankedItem {
+  readonly field: SummaryField;
+  readonly text: string;
+  /** Higher is kept longer; the least valuable items are dropped first. */
+  readonly priority: number;
+  /** Reading position within its field (ascending): kept items are shown in this order. */
+  readonly order: number;
+}
+
+/**
+ * Keeps the most valuable items whose text fits `maxTokens`: items are taken by priority (ties by order, then
+ * text), each while its estimated cost still fits, so a small item can use room a big one could not; the exact
+ * count of the result is then checked and the least valuable kept items are dropped until it fits. Kept items
+ * read in `order` within their field. Returns `undefined` when not even one shortened item fits.
+ */
+export function fitRanked(
+  items: ReadonlyArray<RankedItem>,
+  maxTokens: number,
+  options: FitOptions = {},
+): StructuredSummary | undefined {
+  const count = options.countTokens ?? estimateTokens;
+  const maxItemChars = options.maxItemChars ?? 240;
+  const ranked = uniqueItems(items, maxItemChars).sort(
+    (a, b) =>
+      b.priority - a.priority || a.order - b.order || (a.text < b.text ? -1 : a.text > b.text ? 1 : 0),
+  );
+  if (ranked.length === 0) return undefined;
+  const chosen: RankedItem[] = [];
+  const opened = new Set<SummaryField>();
+  let used = 0;
+  for (const item of ranked) {
+    // Sections are joined by a blank line and each item is a line: the parts' counts bound the whole's.
+    const cost =
+      count(`- ${item.text}`) + 1 + (opened.has(item.field) ? 0 : count(`${TITLES[item.field]}:`) + 2);
+    if (used + cost > maxTokens) continue;
+    used += cost;
+    opened.add(item.field);
+    chosen.push(item);
+  }
+  while (chosen.length > 0) {
+    const summary = arrange(chosen);
+    const over = count(formatSummary(summary)) - maxTokens;
+    if (over <= 0) return deepFreeze(summary);
+    // Drop the least valuable items worth about the excess (at least one), then measure again.
+    let freed = 0;
+    while (chosen.length > 0 && (freed === 0 || freed < over)) freed += count(`- ${chosen.pop()!.text}`) + 1;
+  }
+  const best = ranked[0]!;
+  return shortenLast({ [best.field]: [best.text] }, (s) => count(formatSummary(s)) <= maxTokens);
+}
+
+function uniqueItems(items: ReadonlyArray<RankedItem>, maxItemChars: number): RankedItem[] {
+  const byKey = new Map<string, RankedItem>();
+  for (const item of items) {
+    const text = capItem(normalizeItem(item.text), maxItemChars);
+    if (text === "") continue;
+    const key = `${item.field}\u0000${text}`;
+    const known = byKey.get(key);
+    // A repeated item keeps its best priority and its first position.
+    if (known === undefined) byKey.set(key, { ...item, text });
+    else
+      byKey.set(key, {
+        ...known,
+        priority: Math.max(known.priority, item.priority),
+        order: Math.min(known.order, item.order),
+      });
+  }
+  return [...byKey.values()];
+}
+
+function arrange(chosen: ReadonlyArray<RankedItem>): StructuredSummary {
+  const out: { [F in SummaryField]?: string[] } = {};
+  const inOrder = [...chosen].sort((a, b) => a.order - b.order);
+  for (const item of inOrder) {
+    const list = out[item.field] ?? [];
+    list.push(item.text);
+    out[item.field] = list;
+  }
+  return out;
 }
 
 /** Items of `previous` first, then those of `next`, without duplicates. */

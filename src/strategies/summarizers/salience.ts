@@ -1,0 +1,125 @@
+/**
+ * Salience: how much a line of text is worth keeping in a summary, judged by how rare its words are in the
+ * thread. A word seen in one or two messages carries a fact (a name, a number, an identifier, a made-up label);
+ * a word seen everywhere (code identifiers that recur, harness boilerplate repeated every turn) carries none.
+ * A word the kept verbatim tail still shows needs no room in the summary, so it weighs nothing. The index is
+ * pure and deterministic: the same documents always give the same weights.
+ */
+
+/** Words of a text, lowercased: runs of letters, digits and `_`, joined by inner `-` or `.` (`kx-48213`, `a.py`). */
+export function wordsOf(text: string): string[] {
+  return text.toLowerCase().match(WORD) ?? [];
+}
+
+const WORD = /[a-z0-9_]+(?:[-.][a-z0-9_]+)*/g;
+
+// Function words carry no fact however rarely a short thread uses them.
+const STOP = new Set(
+  (
+    "the and for that this with from are was were not but you your our has have had his her its they them " +
+    "their there then than what when where which who whom why how all any can could would should will shall " +
+    "may might must been being into onto over under about above after again also just only very some such " +
+    "each other more most much many few own same both too out off now here well yes let please one two use " +
+    "used using get got make made see seen need needs like want does did done doing upon within without"
+  ).split(" "),
+);
+
+const SENTENCE_BREAK = /(?<=[.!?;:])\s+/;
+const oneLine = (text: string): string => text.replace(/\s+/g, " ").trim();
+
+/** Weights of words by their rarity in a thread; build it with {@link buildSalienceIndex}. */
+export interface SalienceIndex {
+  /** 1 for a word in one message (used at most twice), falling as more messages use it; 0 for stop words and words the tail shows. */
+  weight(word: string): number;
+  /** True when `text` (a line or sentence) is shown verbatim by the visible text: as a fact it needs no room. */
+  shows(text: string): boolean;
+}
+
+/**
+ * Indexes `documents` (one text per message, plus one per earlier summary) for rarity; words that occur in
+ * `visible` (the text kept verbatim after the span) weigh 0.
+ */
+export function buildSalienceIndex(
+  documents: ReadonlyArray<string>,
+  visible: ReadonlyArray<string> = [],
+): SalienceIndex {
+  const df = new Map<string, number>();
+  const occurrences = new Map<string, number>();
+  for (const text of documents) {
+    const seen = new Set<string>();
+    for (const word of wordsOf(text)) {
+      occurrences.set(word, (occurrences.get(word) ?? 0) + 1);
+      if (seen.has(word)) continue;
+      seen.add(word);
+      df.set(word, (df.get(word) ?? 0) + 1);
+    }
+  }
+  const shown = new Set<string>();
+  const shownLines = new Set<string>();
+  for (const text of visible) {
+    for (const word of wordsOf(text)) shown.add(word);
+    for (const line of text.split(/\r?\n/)) {
+      shownLines.add(oneLine(line));
+      for (const sentence of line.split(SENTENCE_BREAK)) shownLines.add(oneLine(sentence));
+    }
+  }
+  return {
+    shows: (text) => shownLines.has(oneLine(text)),
+    weight(word: string): number {
+      if (word.length < 3 || STOP.has(word) || shown.has(word)) return 0;
+      const d = df.get(word) ?? 1;
+      const n = occurrences.get(word) ?? 1;
+      // Messages using the word: 1 → 1, 2 → 0.75, then fast decay; a word repeated within its message (an
+      // identifier in a code listing) is worth less than one said once.
+      const rarity = d <= 1 ? 1 : d === 2 ? 0.75 : 0.5 / (d - 1);
+      const repeated = n <= 2 ? 1 : 2 / n;
+      // Bare numbers are everywhere in output (line numbers, sizes, times): half weight.
+      const numeric = /^[0-9._-]+$/.test(word) ? 0.5 : 1;
+      return rarity * repeated * numeric;
+    },
+  };
+}
+
+/** A line's salience and the word that makes it salient. */
+export interface LineSalience {
+  /** 0 (nothing rare, or code-like) to 1 (a prose sentence carrying a thread-unique word). */
+  readonly score: number;
+  /** The weight of its rarest word (see {@link SalienceIndex.weight}). */
+  readonly peak: number;
+  /** The rarest word, for cutting a long line to the part around it. */
+  readonly peakWord: string | undefined;
+}
+
+const SENTENCE = /^["'(]?[A-Z].*[.!?]["')]?$/;
+// Characters that mark code, markup and structured output rather than prose.
+const SYMBOLS = /[{}()[\]<>=;|\\/`"'*#$%&+@^~_:]/g;
+
+/**
+ * How worth keeping one line is: the weight of its rarest word, scaled down for code-like lines (many symbols,
+ * deep indentation) and fragments, so a prose sentence with a thread-unique word beats a code line whose
+ * identifiers recur.
+ */
+export function lineSalience(line: string, index: SalienceIndex): LineSalience {
+  let peak = 0;
+  let second = 0;
+  let peakWord: string | undefined;
+  const words = wordsOf(line);
+  for (const word of words) {
+    const w = index.weight(word);
+    if (w > peak) {
+      second = peak;
+      peak = w;
+      peakWord = word;
+    } else if (w > second && word !== peakWord) second = w;
+  }
+  if (peak === 0) return { score: 0, peak: 0, peakWord: undefined };
+  const trimmed = line.trim();
+  const symbols = trimmed.match(SYMBOLS)?.length ?? 0;
+  let prose = Math.max(0, 1 - (5 * symbols) / Math.max(1, trimmed.length));
+  // A statement reads as a sentence (capital first, closing punctuation) or as `key: value`.
+  if (!SENTENCE.test(trimmed)) prose *= 0.8;
+  if (/^(?:\s{4,}|\t)/.test(line)) prose *= 0.7;
+  if (words.length < 3) prose *= 0.5;
+  const raw = Math.min(1, peak + 0.2 * second);
+  return { score: raw * (0.35 + 0.65 * prose), peak, peakWord };
+}
