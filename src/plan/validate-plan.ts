@@ -139,8 +139,8 @@ function describeIssues(plan: CompactionPlan, resolved: SeqResolution, from: num
 }
 
 /**
- * The excerpts of clear actions `from` on must each name a message of their own span, once per part, and a part
- * that can show one (a tool result or a text). Messages a projected log does not hold are not looked into: the log
+ * The excerpts of clear actions `from` on must name each part of their span's messages once at most, and only a
+ * part that can show one (a tool result or a text). Messages a projected log does not hold are not looked into: the log
  * they were checked against held them.
  */
 function checkExcerpts(plan: CompactionPlan, log: ThreadLog, from: number, problems: PlanProblem[]): void {
@@ -171,7 +171,8 @@ function excerptProblem(
   span: ReadonlySet<string>,
   seen: Set<string>,
 ): string | undefined {
-  if (!span.has(messageId)) return "names a message outside the action's span";
+  // An excerpt of a message the action does not govern shows nowhere (`normalizePlan` trims spans, not records).
+  if (!span.has(messageId)) return undefined;
   const key = `${partIndex}\u0000${messageId}`;
   if (seen.has(key)) return "repeats an excerpt of the same part";
   seen.add(key);
