@@ -81,6 +81,32 @@ function allowances(sizes: ReadonlyArray<number>, budget: number): number[] {
   return out;
 }
 
+/**
+ * Tokens of each excerptable body, and of the rest of the message (framing, calls, reasoning). The largest body
+ * is not tokenized again (it can be megabytes, and the message's count is known): it gets what the rest leaves.
+ */
+function partSizes(
+  message: Message,
+  indices: ReadonlyArray<number>,
+  bodies: ReadonlyArray<string>,
+  tokens: number,
+  counter: MessageCounter,
+  countTokens: (text: string) => number,
+): { sizes: number[]; fixed: number } {
+  const emptied = message.parts.map((part, i): Part => {
+    if (!indices.includes(i)) return part;
+    return part.type === "tool_result" ? { ...part, content: "" } : { type: "text", text: "" };
+  });
+  const fixed = counter.countMessage({ role: message.role, parts: emptied });
+  let largest = 0;
+  bodies.forEach((body, k) => {
+    if (body.length > bodies[largest]!.length) largest = k;
+  });
+  const sizes = bodies.map((body, k) => (k === largest ? 0 : countTokens(body)));
+  sizes[largest] = Math.max(0, tokens - fixed - sizes.reduce((a, b) => a + b, 0));
+  return { sizes, fixed };
+}
+
 /** Tokens of a message as the renderer sends it under a clear with `record`. */
 function clearedTokens(message: Message, record: ClearRecord, counter: MessageCounter): number {
   const parts = clearMessage(message, record, () => String(message.meta.toolName ?? "tool"));
@@ -102,8 +128,7 @@ function excerptsFor(
   const indices = message.parts.flatMap((p, i) => (bodyOf(p) === undefined ? [] : [i]));
   if (indices.length === 0) return undefined;
   const bodies = indices.map((i) => bodyOf(message.parts[i]!)!);
-  const sizes = bodies.map(countTokens);
-  const fixed = Math.max(0, tokens - sizes.reduce((a, b) => a + b, 0));
+  const { sizes, fixed } = partSizes(message, indices, bodies, tokens, counter, countTokens);
   let budget = allowance - fixed;
   // The renderer's count is the truth: measure the cleared message and shrink until it fits (a few rounds).
   for (let round = 0; round < 6 && budget > 0; round++) {
