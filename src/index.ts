@@ -75,6 +75,7 @@ export type { Turn } from "./log/turns.js";
 export type {
   ActionKind,
   ActionRecord,
+  ClearExcerpt,
   ClearedItem,
   ClearRecord,
   CompactionPlan,
@@ -127,6 +128,8 @@ export type {
 } from "./render/render-prompt.js";
 export { renderPrompt } from "./render/render-prompt.js";
 export type { Provenance, RenderedKind, RenderedMessage, RenderedPrompt } from "./render/rendered-prompt.js";
+export type { ExcerptOptions, Omitted, TextExcerpt } from "./render/text-excerpt.js";
+export { estimateTokens, excerptText, omissionMarker, textTokenCounter } from "./render/text-excerpt.js";
 
 export type { SampleSessionOptions } from "./sample/sample-session.js";
 export { generateSampleSession } from "./sample/sample-session.js";
@@ -170,6 +173,8 @@ export {
   hardFallbackOptionsSchema,
   protectedGroups,
 } from "./strategies/hard-fallback.js";
+export type { OversizedExcerptOptions } from "./strategies/oversized-excerpt.js";
+export { createOversizedExcerpt, oversizedExcerptOptionsSchema } from "./strategies/oversized-excerpt.js";
 export type {
   Pipeline,
   PipelineFailure,
@@ -196,6 +201,8 @@ export {
 } from "./strategies/pipeline-config.js";
 export type { RollingWindowOptions } from "./strategies/rolling-window.js";
 export { createRollingWindow, rollingWindowOptionsSchema } from "./strategies/rolling-window.js";
+export type { Rarity, SalientLineOptions } from "./strategies/salient-lines.js";
+export { rarityOf, salientLines, wordsOf } from "./strategies/salient-lines.js";
 export type { SlidingWindowOptions } from "./strategies/sliding-window.js";
 export { createSlidingWindow, slidingWindowOptionsSchema } from "./strategies/sliding-window.js";
 export type {
@@ -221,12 +228,14 @@ export {
   toolResultCollapseOptionsSchema,
 } from "./strategies/tool-result-collapse.js";
 export type {
+  KeyLinesOptions,
   ResolvedToolPolicy,
   ToolPolicy,
   ToolResultRetentionOptions,
 } from "./strategies/tool-result-retention.js";
 export {
   createToolResultRetention,
+  DEFAULT_KEY_LINES,
   DEFAULT_TOOL_POLICY,
   DURABILITY_POLICIES,
   toolResultRetentionOptionsSchema,

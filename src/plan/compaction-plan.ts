@@ -26,6 +26,20 @@ export interface ClearedItem {
   readonly chars: number;
 }
 
+/**
+ * The exact body one part of a cleared message shows instead of a bare placeholder: salient lines of an old tool
+ * result, or the head and tail of an oversized message with a marker of what was left out. It is recorded as text
+ * (not as the rule that chose it) so a replay renders the same bytes whatever the scorer does later.
+ */
+export interface ClearExcerpt {
+  /** A message of the action's span. */
+  readonly messageId: string;
+  /** Index in the message's `parts` of a `tool_result` or `text` part; default 0. */
+  readonly partIndex?: number;
+  /** What the part's content (or text) becomes, verbatim. */
+  readonly text: string;
+}
+
 /** Replace bodies by short placeholders while keeping call/result pairing. */
 export interface ClearRecord {
   readonly kind: "clear";
@@ -33,6 +47,8 @@ export interface ClearRecord {
   readonly clearArgs?: boolean;
   /** What was cleared (informational; the placeholder is derived from the message itself). */
   readonly cleared?: ReadonlyArray<ClearedItem>;
+  /** Parts shown as an excerpt instead of the placeholder (absent: every cleared part gets its placeholder). */
+  readonly excerpts?: ReadonlyArray<ClearExcerpt>;
 }
 
 /** A structured summary: the fields a drift-resistant summary keeps. */

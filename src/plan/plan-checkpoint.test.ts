@@ -41,7 +41,15 @@ describe("plan checkpoints", () => {
     {
       kind: "clear",
       span: ["a22", "a25", "a30"],
-      record: { kind: "clear", clearArgs: true },
+      record: {
+        kind: "clear",
+        clearArgs: true,
+        cleared,
+        excerpts: [
+          { messageId: "a22", text: `head\n${"x".repeat(2000)}\ntail` },
+          { messageId: "a25", partIndex: 0, text: "short" },
+        ],
+      },
       strategy: "s",
       reason: "r",
     },
@@ -52,7 +60,14 @@ describe("plan checkpoints", () => {
   it("restores the same plan, with the resolution a fresh resolve finds, decoding retired actions only when read", () => {
     const made = planCheckpoint(plan, log)!;
     expect(made.plan.actions[0]).toEqual({ kind: "clear", retired: 0 });
-    expect(made.deferred.map((d) => d.field)).toEqual(["cleared"]);
+    // Audit lists travel in the tail; excerpts (what the renderer shows) stay in the header whatever their size.
+    expect(made.deferred.map((d) => [d.action, d.field])).toEqual([
+      [0, "cleared"],
+      [2, "cleared"],
+    ]);
+    expect(made.plan.actions[2]).toMatchObject({
+      record: { excerpts: actions[2]!.record.kind === "clear" ? actions[2]!.record.excerpts : [] },
+    });
     const checked = log.checkpoint(Array.from({ length: log.groupCount }, (_, g) => g))!;
     const at = ThreadLog.restore(checked.checkpoint, log.messages, () => checked.absentIds);
     let decoded = 0;

@@ -178,6 +178,12 @@ const DEFERRED_RUNS = 256;
 /** The deferred field holding an action's runs (found by its index; the name checks it is the entry meant). */
 const RUNS_FIELD = "$runs";
 
+/**
+ * Record fields the renderer reads (a clear's excerpts are the very text it shows): they stay in the header
+ * whatever their size, so rendering a restored plan never needs the tail.
+ */
+const RENDERED_FIELDS: ReadonlySet<string> = new Set(["excerpts"]);
+
 /** Marks a record field kept out of the header: `{ "$deferred": index }`. */
 const DEFERRED_KEY = "$deferred";
 
@@ -193,6 +199,7 @@ function lightRecord(
 ): ActionRecord {
   let light: Record<string, unknown> | undefined;
   for (const [field, value] of Object.entries(record)) {
+    if (RENDERED_FIELDS.has(field)) continue;
     if (!Array.isArray(value) || JSON.stringify(value).length <= DEFERRED_CHARS) continue;
     light ??= { ...record };
     light[field] = { [DEFERRED_KEY]: offset + deferred.length };

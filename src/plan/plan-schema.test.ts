@@ -2,6 +2,7 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import { ValidationError } from "../errors/ledger-error.js";
 import {
   type ActionKind,
+  type ClearExcerpt,
   type CompactionPlan,
   createPlan,
   emptyPlan,
@@ -23,6 +24,9 @@ const plan: CompactionPlan = createPlan({
         kind: "clear",
         clearArgs: true,
         cleared: [{ messageId: "m2", callId: "c1", toolName: "search", chars: 48_000 }],
+        excerpts: [
+          { messageId: "m2", partIndex: 0, text: "[result cleared: search, 47 KB; key lines:]\nKX-1 ok" },
+        ],
       },
       strategy: "tool-retention",
       reason: "older than 2 turns",
@@ -92,6 +96,12 @@ describe("plan schema", () => {
     expectTypeOf<RecordKeys<"externalize">>().toEqualTypeOf<keyof RecordByKind["externalize"]>();
     expectTypeOf<RecordKeys<"drop">>().toEqualTypeOf<keyof RecordByKind["drop"]>();
   });
+
+  it("has the same keys in a clear's excerpts as the hand-written ClearExcerpt", () => {
+    type SchemaExcerpt = NonNullable<Extract<SchemaAction, { kind: "clear" }>["record"]["excerpts"]>[number];
+    expectTypeOf<keyof SchemaExcerpt>().toEqualTypeOf<keyof ClearExcerpt>();
+    expectTypeOf<SchemaExcerpt["text"]>().toEqualTypeOf<ClearExcerpt["text"]>();
+  });
 });
 
 describe("parsePlan and serializePlan", () => {
@@ -157,6 +167,21 @@ describe("parsePlan and serializePlan", () => {
       }),
       "actions[1].record.cleared[0].chars",
     ],
+    [
+      "an excerpt without text",
+      withAction(1, { record: { kind: "clear", excerpts: [{ messageId: "m2" }] } }),
+      "actions[1].record.excerpts[0].text",
+    ],
+    [
+      "an excerpt with a fractional part index",
+      withAction(1, { record: { kind: "clear", excerpts: [{ messageId: "m2", partIndex: 0.5, text: "" }] } }),
+      "actions[1].record.excerpts[0].partIndex",
+    ],
+    [
+      "an excerpt with an empty message id",
+      withAction(1, { record: { kind: "clear", excerpts: [{ messageId: "", text: "x" }] } }),
+      "actions[1].record.excerpts[0].messageId",
+    ],
     ["a negative version", { ...plan, version: -1 }, "version"],
     ["a fractional basedOnSeq", { ...plan, basedOnSeq: 1.5 }, "basedOnSeq"],
     ["an unknown top-level key", { ...plan, extra: true }, "extra"],
@@ -168,6 +193,11 @@ describe("parsePlan and serializePlan", () => {
     expect(error.where.field).toBe(field);
     expect(error.message).toContain(`field ${field}`);
     if (message !== undefined) expect(error.message).toMatch(message);
+  });
+
+  it("reads a clear record written before excerpts existed", () => {
+    const old = withAction(1, { record: { kind: "clear", clearArgs: true } });
+    expect(parsePlan(old).actions[1]!.record).toStrictEqual({ kind: "clear", clearArgs: true });
   });
 
   it("names the thread when the input has one", () => {

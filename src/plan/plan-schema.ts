@@ -35,6 +35,17 @@ const recordSchemas = {
             .strict(),
         )
         .optional(),
+      excerpts: z
+        .array(
+          z
+            .object({
+              messageId: z.string().min(1),
+              partIndex: z.number().int().nonnegative().optional(),
+              text: z.string(),
+            })
+            .strict(),
+        )
+        .optional(),
     })
     .strict(),
   summarize: z

@@ -5,6 +5,7 @@ import type { MessageInput, Part } from "../log/message.js";
 import { ThreadLog } from "../log/thread-log.js";
 import {
   type ActionKind,
+  type ClearExcerpt,
   type CompactionPlan,
   createPlan,
   emptyPlan,
@@ -206,5 +207,61 @@ describe("assertPlanValid", () => {
     expect(e.problems).toHaveLength(2);
     expect(e.where).toEqual({ threadId: "t", messageId: "ghost" });
     expect(e.message).toContain("ghost");
+  });
+});
+
+describe("validatePlan: clear excerpts", () => {
+  const clearWith = (span: string[], excerpts: ReadonlyArray<ClearExcerpt>): PlanAction =>
+    ({
+      kind: "clear",
+      span,
+      record: { kind: "clear", excerpts },
+      strategy: "oversized",
+      reason: "",
+    }) as PlanAction;
+
+  it("accepts excerpts of result and text parts, and ignores excerpts of messages outside the span", () => {
+    const plan = planOf(
+      clearWith(
+        ["a1", "t1"],
+        [
+          { messageId: "t2", partIndex: 7, text: "not governed, never shown" },
+          { messageId: "t1", text: "head … tail" },
+          { messageId: "a1", partIndex: 0, text: "tw" },
+        ],
+      ),
+    );
+    expect(validatePlan(plan, log)).toEqual([]);
+  });
+
+  it.each([
+    [[{ messageId: "t1", partIndex: 3, text: "x" }], "part the message lacks (it has 1)"],
+    [[{ messageId: "a1", partIndex: 1, text: "x" }], "names a tool_call part"],
+    [
+      [
+        { messageId: "t1", text: "x" },
+        { messageId: "t1", partIndex: 0, text: "y" },
+      ],
+      "repeats an excerpt of the same part",
+    ],
+  ])("rejects %j: %s, naming the action, message and part", (excerpts, why) => {
+    const problems = validatePlan(planOf(clearWith(["a1", "t1"], excerpts)), log);
+    expect(codes(problems)).toEqual(["bad_excerpt"]);
+    expect(problems[0]!.message).toContain(why);
+    expect(problems[0]!.message).toMatch(
+      /^action 0 \(clear by oversized\) excerpt \d \(message \w+, part \d\)/,
+    );
+    expect(problems[0]!.actionIndex).toBe(0);
+  });
+
+  it("checks the excerpts an extended plan adds", () => {
+    const base = planOf(act("clear", ["t1"]));
+    expect(validatePlan(base, log)).toEqual([]);
+    const next = extendPlan(
+      base,
+      [clearWith(["t1"], [{ messageId: "t1", partIndex: 2, text: "x" }])],
+      log.length,
+    );
+    expect(codes(validatePlan(next, log))).toEqual(["bad_excerpt"]);
   });
 });

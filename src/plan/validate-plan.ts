@@ -13,7 +13,8 @@ export interface PlanProblem {
     | "duplicate_in_span"
     | "record_mismatch"
     | "orphaning_split"
-    | "pending_call_touched";
+    | "pending_call_touched"
+    | "bad_excerpt";
   readonly message: string;
   readonly actionIndex?: number;
   readonly messageId?: string;
@@ -69,6 +70,7 @@ export function validatePlan(plan: CompactionPlan, log: ThreadLog): ReadonlyArra
 function validateAdded(plan: CompactionPlan, from: number, log: ThreadLog): ReadonlyArray<PlanProblem> {
   const resolved = resolveForLog(plan, log);
   const problems = describeIssues(plan, resolved, from);
+  if (problems.length === 0) checkExcerpts(plan, log, from, problems);
   if (problems.length === 0) checkGroups(touchedGroups(plan, log, from), log, resolved, problems);
   return problems;
 }
@@ -91,6 +93,7 @@ function validateWhole(plan: CompactionPlan, log: ThreadLog): ReadonlyArray<Plan
   if (problems.length > 0) return problems;
   const resolved = resolveForLog(plan, log);
   problems.push(...describeIssues(plan, resolved, 0));
+  if (problems.length === 0) checkExcerpts(plan, log, 0, problems);
   if (problems.length > 0) return problems;
   // A plan naming many messages is checked in one sweep over contiguous tables; reading thousands of scattered
   // group objects costs far more than reading every seq once.
@@ -133,6 +136,55 @@ function describeIssues(plan: CompactionPlan, resolved: SeqResolution, from: num
     problems.push({ ...base, message });
   }
   return problems;
+}
+
+/**
+ * The excerpts of clear actions `from` on must name each part of their span's messages once at most, and only a
+ * part that can show one (a tool result or a text). Messages a projected log does not hold are not looked into: the log
+ * they were checked against held them.
+ */
+function checkExcerpts(plan: CompactionPlan, log: ThreadLog, from: number, problems: PlanProblem[]): void {
+  for (let a = from; a < plan.actions.length; a++) {
+    const action = plan.actions[a]!;
+    if (action.kind !== "clear" || action.record.excerpts === undefined) continue;
+    const span = new Set(action.span);
+    const seen = new Set<string>();
+    action.record.excerpts.forEach((excerpt, i) => {
+      const partIndex = excerpt.partIndex ?? 0;
+      const why = excerptProblem(log, excerpt.messageId, partIndex, span, seen);
+      if (why === undefined) return;
+      problems.push({
+        code: "bad_excerpt",
+        actionIndex: a,
+        messageId: excerpt.messageId,
+        message: `action ${a} (clear by ${action.strategy}) excerpt ${i} (message ${excerpt.messageId}, part ${partIndex}) ${why}`,
+      });
+    });
+  }
+}
+
+/** What is wrong with one excerpt of a clear action (`seen` collects the parts named so far), if anything. */
+function excerptProblem(
+  log: ThreadLog,
+  messageId: string,
+  partIndex: number,
+  span: ReadonlySet<string>,
+  seen: Set<string>,
+): string | undefined {
+  // An excerpt of a message the action does not govern shows nowhere (`normalizePlan` trims spans, not records).
+  if (!span.has(messageId)) return undefined;
+  const key = `${partIndex}\u0000${messageId}`;
+  if (seen.has(key)) return "repeats an excerpt of the same part";
+  seen.add(key);
+  const seq = log.seqOf(messageId);
+  if (seq === undefined || !log.holds(seq)) return undefined;
+  const parts = log.at(seq)!.parts;
+  const part = parts[partIndex];
+  if (part === undefined) return `names a part the message lacks (it has ${parts.length})`;
+  if (part.type !== "tool_result" && part.type !== "text") {
+    return `names a ${part.type} part; only tool results and texts can show an excerpt`;
+  }
+  return undefined;
 }
 
 /** Indices of the groups that actions `from` on name (only those can break a group rule). */

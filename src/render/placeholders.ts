@@ -23,23 +23,53 @@ export function clearedArgsText(chars: number): string {
   return JSON.stringify({ _cleared: `arguments, ${formatSize(chars)}` });
 }
 
-/** Applies a clear record to one message. `toolNameOf` names the tool whose call a result part answers. */
+/** The body a cleared tool result gets when some of its lines are kept: the placeholder, then the lines. */
+export function keyLinesResultText(toolName: string, chars: number, lines: ReadonlyArray<string>): string {
+  return `[result cleared: ${toolName}, ${formatSize(chars)}; key lines:]\n${lines.join("\n")}`;
+}
+
+/** The excerpts a clear record gives one message, by part index (undefined when it gives none). */
+function excerptsOf(message: Message, record: ClearRecord): ReadonlyMap<number, string> | undefined {
+  const excerpts = record.excerpts;
+  if (excerpts === undefined || excerpts.length === 0) return undefined;
+  let byPart: Map<number, string> | undefined;
+  for (const e of excerpts) {
+    if (e.messageId !== message.id) continue;
+    byPart ??= new Map();
+    byPart.set(e.partIndex ?? 0, e.text);
+  }
+  return byPart;
+}
+
+/**
+ * Applies a clear record to one message. `toolNameOf` names the tool whose call a result part answers. `parts`
+ * (default: all of the message's) are the parts rendered here, in order: a tool message answering calls of
+ * several assistant messages is rendered in pieces, and excerpts name parts by their index in the whole message.
+ * A `tool_result` or `text` part the record has an excerpt for shows the excerpt's text; other parts get their
+ * placeholder, so a record without excerpts renders exactly as before excerpts existed.
+ */
 export function clearMessage(
   message: Message,
   record: ClearRecord,
   toolNameOf: (part: ToolResultPart) => string,
+  parts: ReadonlyArray<Part> = message.parts,
 ): ReadonlyArray<Part> {
-  return message.parts.map((part): Part => {
+  const excerpts = excerptsOf(message, record);
+  const hasCalls = message.parts.some((p) => p.type === "tool_call");
+  return parts.map((part, i): Part => {
+    const excerpt = excerpts?.get(parts === message.parts ? i : message.parts.indexOf(part));
     switch (part.type) {
       case "tool_result":
-        return { ...part, content: clearedResultText(toolNameOf(part), part.content.length) };
+        return {
+          ...part,
+          content: excerpt ?? clearedResultText(toolNameOf(part), part.content.length),
+        };
       case "tool_call":
         return record.clearArgs === true ? { ...part, args: clearedArgsText(part.args.length) } : part;
       case "text":
+        if (excerpt !== undefined) return { type: "text", text: excerpt };
         // Text next to tool calls is the model's own narration; only messages without calls lose their text.
-        return message.parts.some((p) => p.type === "tool_call")
-          ? part
-          : { type: "text", text: `[message cleared: ${formatSize(part.text.length)}]` };
+        return hasCalls ? part : { type: "text", text: `[message cleared: ${formatSize(part.text.length)}]` };
       default:
         // Reasoning is never edited (signed blocks must stay byte-identical); media references are tiny.
         return part;

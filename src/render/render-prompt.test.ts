@@ -163,6 +163,67 @@ describe("renderPrompt: clear", () => {
   });
 });
 
+describe("renderPrompt: clear with excerpts", () => {
+  const excerptClear = (excerpts: RecordByKind["clear"]["excerpts"] & object): RecordByKind["clear"] => ({
+    kind: "clear",
+    excerpts,
+  });
+
+  it("shows a recorded excerpt as the part's body, other parts keep their placeholder", () => {
+    const log = ThreadLog.from("t", [
+      assistant("a1", call("c1"), call("c2")),
+      tool("t1", result("c1", "one ".repeat(100)), result("c2", "two ".repeat(100))),
+    ]);
+    const record = excerptClear([
+      { messageId: "t1", partIndex: 1, text: "two two\n[… 390 chars omitted …]" },
+    ]);
+    const out = render(log, planOf(log, act("clear", ["t1"], record)));
+    expect(out.messages[1]!.parts).toEqual([
+      result("c1", "[result cleared: search, 400 chars]"),
+      result("c2", "two two\n[… 390 chars omitted …]"),
+    ]);
+    expect(render(log, planOf(log, act("clear", ["t1"], record))).hash).toBe(out.hash);
+  });
+
+  it("defaults the part index to 0 and excerpts the text of a message without calls", () => {
+    const log = ThreadLog.from("t", [
+      { id: "u", role: "user", parts: [text("a long paste"), text("and more")] },
+      assistant("a", text("answer")),
+    ]);
+    const out = render(
+      log,
+      planOf(log, act("clear", ["u"], excerptClear([{ messageId: "u", text: "a lo…" }]))),
+    );
+    expect(out.messages[0]!.parts).toEqual([text("a lo…"), text("[message cleared: 8 chars]")]);
+  });
+
+  it("ignores excerpts of other messages, and renders a record without excerpts byte-identically", () => {
+    const log = basicLog("y".repeat(4000));
+    const plain = render(log, planOf(log, act("clear", ["t1"])));
+    const empty = render(log, planOf(log, act("clear", ["t1"], excerptClear([]))));
+    expect(empty.hash).toBe(plain.hash);
+    const elsewhere = excerptClear([{ messageId: "a1", partIndex: 0, text: "narration cut" }]);
+    const out = render(log, planOf(log, act("clear", ["a1", "t1"], elsewhere)));
+    expect(out.messages[2]!.parts).toEqual([text("narration cut"), call("c1", "search")]);
+    expect(out.messages[3]!.parts).toEqual(plain.messages[3]!.parts);
+  });
+
+  it("finds the excerpt of a split tool message's part by its index in the whole message", () => {
+    const log = ThreadLog.from("t", [
+      assistant("a1", call("c1")),
+      assistant("a2", call("c2")),
+      tool("t12", result("c2", "two"), result("c1", "one")),
+    ]);
+    const record = excerptClear([
+      { messageId: "t12", partIndex: 0, text: "TWO" },
+      { messageId: "t12", partIndex: 1, text: "ONE" },
+    ]);
+    const out = render(log, planOf(log, act("clear", ["t12"], record)));
+    expect(out.messages[1]!.parts).toEqual([result("c1", "ONE")]);
+    expect(out.messages[3]!.parts).toEqual([result("c2", "TWO")]);
+  });
+});
+
 describe("renderPrompt: summarize and externalize", () => {
   it("replaces a span by exactly one synthetic assistant message where the span began", () => {
     const log = basicLog();

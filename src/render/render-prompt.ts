@@ -268,9 +268,7 @@ class RenderContext {
     let body = parts ?? message.parts;
     let kind: "original" | "cleared" = "original";
     if (action?.kind === "clear") {
-      body = clearMessage({ ...message, parts: body }, action.record, (result) =>
-        this.#toolNameOf(message, result),
-      );
+      body = clearMessage(message, action.record, (result) => this.#toolNameOf(message, result), body);
       kind = "cleared";
     }
     if (held) {

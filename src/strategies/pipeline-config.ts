@@ -9,6 +9,7 @@ import { createTokenBudget, type TokenBudget, tokenBudgetOptionsSchema } from ".
 import { createExternalization } from "./externalization.js";
 import { createHardFallback, hardFallbackOptionsSchema } from "./hard-fallback.js";
 import { parseOptions } from "./options.js";
+import { createOversizedExcerpt } from "./oversized-excerpt.js";
 import { createPipeline, type Pipeline, type PipelineStrategy } from "./pipeline.js";
 import { createRollingWindow } from "./rolling-window.js";
 import { createSlidingWindow } from "./sliding-window.js";
@@ -46,6 +47,7 @@ const BUILT_INS: Readonly<Record<string, Factory>> = {
   rollingWindow: (o) => createRollingWindow(o as never),
   truncation: (o) => createTruncation(o as never),
   toolResultCollapse: (o) => createToolResultCollapse(o),
+  oversizedExcerpt: (o) => createOversizedExcerpt(o),
   summarize: (o, d) =>
     createSummarization({
       ...o,

@@ -34,7 +34,23 @@ export interface ToolResultRetentionOptions {
   readonly tools?: Readonly<Record<string, ToolPolicy>>;
   /** Per durability class, overriding `DURABILITY_POLICIES` field by field. */
   readonly durability?: { readonly [D in Durability]?: ToolPolicy };
+  /**
+   * A stubbed result keeps its most telling lines (rare words, errors, test outcomes; see `salient-lines.ts`)
+   * under its placeholder while the request stays under target; `false` stubs bare. Default `DEFAULT_KEY_LINES`.
+   */
+  readonly keyLines?: KeyLinesOptions | false;
 }
+
+/** How many lines a cleared result keeps (see `ToolResultRetentionOptions.keyLines`). */
+export interface KeyLinesOptions {
+  /** Most lines per result. */
+  readonly maxLines?: number;
+  /** Most tokens of those lines per result. */
+  readonly maxTokens?: number;
+}
+
+/** The default key lines of a cleared result: up to 4 lines and 80 tokens. */
+export const DEFAULT_KEY_LINES: Required<KeyLinesOptions> = Object.freeze({ maxLines: 4, maxTokens: 80 });
 
 const limit = z.number().int().positive().nullable().exactOptional();
 
@@ -64,6 +80,17 @@ export const toolResultRetentionOptionsSchema = z
         "non-replayable": toolPolicySchema.exactOptional(),
       })
       .readonly()
+      .exactOptional(),
+    keyLines: z
+      .union([
+        z.literal(false),
+        z
+          .strictObject({
+            maxLines: z.number().int().positive().exactOptional(),
+            maxTokens: z.number().int().positive().exactOptional(),
+          })
+          .readonly(),
+      ])
       .exactOptional(),
   })
   .readonly();

@@ -391,3 +391,65 @@ describe("on random logs", () => {
 });
 
 describeProposalsOnTrajectories(() => optionSets.map((options) => createToolResultRetention(options)));
+
+describe("key lines of stubbed results", () => {
+  /** A listing of ordinary lines with one telling line in the middle. */
+  const listing = (planted: string) =>
+    [
+      ...Array.from({ length: 30 }, (_, i) => `running step ${i} of the build for module core`),
+      planted,
+      ...Array.from({ length: 30 }, (_, i) => `compiled unit ${i} of module core without notes`),
+    ].join("\n");
+  const planted = "The customer profile now points at ticket KX-48213 for the refund.";
+  const log = ThreadLog.from("t", [
+    user("u0"),
+    ...step(0, "bash", listing(planted)),
+    ...step(1, "bash", listing("nothing else changed in the build for module core")),
+    user("u1"),
+    user("u2"),
+    user("u3"),
+  ]);
+
+  it("keeps a result's telling line under its placeholder, recorded as the excerpt the renderer shows", async () => {
+    const { proposal, plan } = await run({ default: { keepTurns: 2, keepLast: null } }, log);
+    const action = proposal.actions[0]!;
+    expect(action.kind).toBe("clear");
+    const excerpts = action.kind === "clear" ? action.record.excerpts : undefined;
+    const chars = listing(planted).length;
+    expect(excerpts?.[0]).toEqual({
+      messageId: "r0",
+      partIndex: 0,
+      text: `[result cleared: bash, ${Math.round(chars / 1024)} KB; key lines:]\n${planted}`,
+    });
+    expect(action.reason).toMatch(/keeping key lines/);
+    const rendered = renderPrompt(log, plan, { counter }).messages.find(
+      (m) => m.provenance.sourceIds[0] === "r0",
+    );
+    expect(rendered?.parts).toEqual([result("c0", excerpts![0]!.text)]);
+  });
+
+  it("stubs bare when key lines are switched off or would push the request over its target", async () => {
+    const off = await run({ default: { keepTurns: 2, keepLast: null }, keyLines: false }, log);
+    expect(off.proposal.actions.every((a) => a.kind !== "clear" || a.record.excerpts === undefined)).toBe(
+      true,
+    );
+    const options = { default: { keepTurns: 2, keepLast: null } };
+    const bare = await runStrategy(
+      createToolResultRetention({ ...options, keyLines: false }),
+      log,
+      emptyPlan("t"),
+    );
+    const target = renderPrompt(log, bare.plan, { counter }).tokenCount;
+    const tight = await runStrategy(createToolResultRetention(options), log, emptyPlan("t"), { target });
+    expect(tight.proposal.actions).toEqual(bare.proposal.actions);
+    const roomy = await runStrategy(createToolResultRetention(options), log, emptyPlan("t"), {
+      target: target + 200,
+    });
+    expect(roomy.proposal.actions).not.toEqual(bare.proposal.actions);
+  });
+
+  it("rejects bad key-line options naming the field", () => {
+    const error = validationError(() => createToolResultRetention({ keyLines: { maxLines: 0 } }));
+    expect(error.where.field).toBe("keyLines.maxLines");
+  });
+});

@@ -5,14 +5,25 @@
 import { canonicalJson } from "../log/canonical-json.js";
 import type { Group } from "../log/groups.js";
 import type { ThreadLog } from "../log/thread-log.js";
-import type { ClearedItem, PlanAction } from "../plan/compaction-plan.js";
+import {
+  type ClearExcerpt,
+  type ClearedItem,
+  type CompactionPlan,
+  extendPlan,
+  type PlanAction,
+} from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
 import type { Decision } from "../plan/resolve-plan.js";
-import { clearedArgsText, clearedResultText } from "../render/placeholders.js";
+import { clearedArgsText, clearedResultText, keyLinesResultText } from "../render/placeholders.js";
+import { textTokenCounter } from "../render/text-excerpt.js";
 import type { DecisionChange } from "./group-sweep.js";
 import { parseOptions } from "./options.js";
+import { salientLines } from "./salient-lines.js";
 import { nothingToDo, type Proposal, type Strategy, type StrategyContext } from "./strategy.js";
+import { threadRarity } from "./thread-rarity.js";
 import {
+  DEFAULT_KEY_LINES,
+  type KeyLinesOptions,
   type PolicyResolver,
   policyResolver,
   type ToolResultRetentionOptions,
@@ -27,8 +38,14 @@ import {
   retentionMemo,
 } from "./tool-result-facts.js";
 
-export type { ResolvedToolPolicy, ToolPolicy, ToolResultRetentionOptions } from "./tool-policy.js";
+export type {
+  KeyLinesOptions,
+  ResolvedToolPolicy,
+  ToolPolicy,
+  ToolResultRetentionOptions,
+} from "./tool-policy.js";
 export {
+  DEFAULT_KEY_LINES,
   DEFAULT_TOOL_POLICY,
   DURABILITY_POLICIES,
   toolPolicySchema,
@@ -181,18 +198,35 @@ function clearedItems(log: ThreadLog, seq: number, bySeq: ResultIndex): ClearedI
   return log.at(seq)!.parts.flatMap((p) => (p.type === "tool_call" ? [items(p.callId, p.name, p.args)] : []));
 }
 
-function toActions(log: ThreadLog, out: Collected, bySeq: ResultIndex, name: string): PlanAction[] {
+/** The key lines of the results a clear stubs, as excerpts (a result whose lines save too little keeps none). */
+type KeyLinesOf = (seq: number) => ReadonlyArray<ClearExcerpt>;
+
+function toActions(
+  log: ThreadLog,
+  out: Collected,
+  bySeq: ResultIndex,
+  name: string,
+  keyLinesOf?: KeyLinesOf,
+): PlanAction[] {
   const ids = (seqs: ReadonlyArray<number>) => [...seqs].sort((a, b) => a - b).map((seq) => log.at(seq)!.id);
   const actions: PlanAction[] = [];
   for (const [withArgs, seqs] of out.clear) {
     const cleared = ids(seqs).flatMap((id) => clearedItems(log, log.seqOf(id)!, bySeq));
     const results = seqs.filter((seq) => bySeq.has(seq)).length;
+    const excerpts = keyLinesOf === undefined ? [] : ids(seqs).flatMap((id) => keyLinesOf(log.seqOf(id)!));
+    const record = {
+      kind: "clear" as const,
+      ...(withArgs ? { clearArgs: true } : {}),
+      cleared,
+      ...(excerpts.length > 0 ? { excerpts } : {}),
+    };
+    const kept = excerpts.length > 0 ? `, ${excerpts.length} keeping key lines` : "";
     actions.push({
       kind: "clear",
       span: ids(seqs),
-      record: withArgs ? { kind: "clear", clearArgs: true, cleared } : { kind: "clear", cleared },
+      record,
       strategy: name,
-      reason: `${results} tool message(s) past their retention policy stubbed${withArgs ? " with their call arguments" : ""}`,
+      reason: `${results} tool message(s) past their retention policy stubbed${withArgs ? " with their call arguments" : ""}${kept}`,
     });
   }
   if (out.drop.length > 0) {
@@ -230,13 +264,53 @@ export function createToolResultRetention(options: ToolResultRetentionOptions = 
   // decisions the plan's new actions changed: per-result facts live in the history's store, and expiry only ever
   // becomes true.
   const key = retentionKey(o);
-  const propose = ({ log, plan }: StrategyContext): Proposal => {
+  const keyLines = o.keyLines === false ? undefined : { ...DEFAULT_KEY_LINES, ...o.keyLines };
+  const propose = (ctx: StrategyContext): Proposal => {
+    const { log, plan } = ctx;
     const memo = retentionMemo(log, key, policyOf);
-    const out = sweepRetention(log, resolveForLog(plan, log), memo);
-    const actions = toActions(log, out, memo.facts.bySeq, name);
-    return actions.length === 0 ? nothingToDo("no tool result is past its retention policy") : { actions };
+    const resolution = resolveForLog(plan, log);
+    const out = sweepRetention(log, resolution, memo);
+    const plain = toActions(log, out, memo.facts.bySeq, name);
+    if (plain.length === 0) return nothingToDo("no tool result is past its retention policy");
+    if (keyLines === undefined || out.clear.size === 0) return { actions: plain };
+    const keyLinesOf = keyLinesFinder(ctx, resolution, memo.facts.bySeq, keyLines);
+    const actions = toActions(log, out, memo.facts.bySeq, name, keyLinesOf);
+    return { actions: roomFor(ctx, actions) ? actions : plain };
   };
   return Object.freeze({ name, cost: "free", kinds: Object.freeze(["clear", "drop"] as const), propose });
+}
+
+/**
+ * Finds the key lines of each result a clear stubs: its most telling lines by rarity over the messages the plan
+ * still renders, under the placeholder. A result keeps none when its lines would not halve it.
+ */
+function keyLinesFinder(
+  ctx: StrategyContext,
+  resolution: ReturnType<typeof resolveForLog>,
+  bySeq: ResultIndex,
+  options: Required<KeyLinesOptions>,
+): KeyLinesOf {
+  const rarity = threadRarity(ctx.log, resolution);
+  const countTokens = textTokenCounter(ctx.counter);
+  return (seq) => {
+    const refs = bySeq.get(seq);
+    if (refs === undefined) return [];
+    const message = ctx.log.at(seq)!;
+    return refs.flatMap((r) => {
+      const lines = salientLines(r.part.content, rarity, { ...options, countTokens });
+      if (lines.length === 0) return [];
+      const text = keyLinesResultText(r.toolName, r.part.content.length, lines);
+      if (text.length * 2 > r.part.content.length) return [];
+      return [{ messageId: message.id, partIndex: message.parts.indexOf(r.part), text }];
+    });
+  };
+}
+
+/** Key lines are kept while room allows: the request with them stays under the target. */
+function roomFor(ctx: StrategyContext, actions: ReadonlyArray<PlanAction>): boolean {
+  if (!actions.some((a) => a.kind === "clear" && a.record.excerpts !== undefined)) return true;
+  const plan: CompactionPlan = extendPlan(ctx.plan, actions, ctx.log.length);
+  return ctx.measure(plan) <= ctx.target;
 }
 
 /** The groups to evict under a plan, visiting only what the memo's sweep left open or what changed since. */

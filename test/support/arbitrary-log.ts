@@ -643,7 +643,22 @@ function recordFor(
               : [],
           ),
       );
-      return { kind, clearArgs: r.size % 2 === 0, cleared };
+      if (!r.structured) return { kind, clearArgs: r.size % 2 === 0, cleared };
+      // Excerpts on every other text or result part; a part index of 0 is sometimes left to its default.
+      const excerpts = span.flatMap((id) =>
+        log.byId(id)!.parts.flatMap((p, i) =>
+          (p.type === "tool_result" || p.type === "text") && (i + r.size) % 2 === 0
+            ? [
+                {
+                  messageId: id,
+                  ...(i === 0 && r.size % 3 === 0 ? {} : { partIndex: i }),
+                  text: `[excerpt ${i}] ${r.summary}`,
+                },
+              ]
+            : [],
+        ),
+      );
+      return { kind, clearArgs: r.size % 2 === 0, cleared, excerpts };
     }
     case "summarize":
       return {

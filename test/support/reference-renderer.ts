@@ -130,9 +130,7 @@ export function referenceRender(
     const a = governing[mi]!;
     const action: PlanAction | undefined = a === -1 ? undefined : plan.actions[a];
     if (action !== undefined && action.kind === "clear") {
-      const cleared = clearMessage({ ...m, parts }, action.record, (part) =>
-        nameOfCallAnswered(mi, part.callId),
-      );
+      const cleared = clearMessage(m, action.record, (part) => nameOfCallAnswered(mi, part.callId), parts);
       return {
         role: m.role,
         parts: cleared,
