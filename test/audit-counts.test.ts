@@ -14,7 +14,8 @@ const sandbox = cliSandbox("context-ledger-audit-counts-");
 afterAll(() => sandbox.remove());
 
 const FILE = join(trajectoriesDir, "mini-swe-agent", "django__django-15629.jsonl");
-// Low enough that the fallback drops the oldest groups after the summary took them (measured: 56 of its 100).
+// Low enough that the default pipeline summarizes most of the run. (Before the fallback spared summaries, it
+// also dropped 56 of the summary's 100 messages here; src/plan/final-states.test.ts covers that overlap.)
 const BUDGET = "20000";
 
 const sum = (counts: FateCounts): number => Object.values(counts).reduce((n, c) => n + c, 0);
@@ -35,16 +36,15 @@ describe.skipIf(!trajectoriesAvailable)("one account of every message", () => {
     const states = compact.states;
     expect(sum(states)).toBe(length);
     expect(states.summarized).toBeGreaterThan(0);
-    expect(states.dropped).toBeGreaterThan(0);
 
-    // The overlap this is about: a summary whose span also holds messages that ended up dropped.
     const stores = openSqliteStores({ path: db });
     try {
       const plan = await stores.plans.latest(thread);
       const summary = plan.actions.find((a) => a.kind === "summarize")!;
       const dropped = new Set(plan.actions.filter((a) => a.kind === "drop").flatMap((a) => a.span));
-      expect(summary.span.filter((id) => dropped.has(id)).length).toBeGreaterThan(0);
-      expect(summary.span.length).toBeGreaterThan(states.summarized);
+      // Where a summary's span also holds messages that ended up dropped, only the rest count as summarized.
+      const overlap = summary.span.filter((id) => dropped.has(id)).length;
+      expect(summary.span.length - overlap).toBe(states.summarized);
 
       // compact from v0: each message counted once under its new state (no span sums).
       expect(compact.actionsByKind).toMatchObject({
