@@ -8,6 +8,9 @@ import { type PipelineConfig, type PipelineDependencies, pipelineFromConfig } fr
  */
 export const DEFAULT_PIPELINE_CONFIG: PipelineConfig = Object.freeze({
   strategies: Object.freeze([
+    // One message over a quarter of the target (a huge tool result, a pasted file) is cut to head and tail first,
+    // so it does not push out everything else.
+    Object.freeze({ use: "oversizedExcerpt" }),
     Object.freeze({ use: "toolResultRetention" }),
     Object.freeze({ use: "summarize", minKeepGroups: 1 }),
   ]) as unknown as PipelineConfig["strategies"],
