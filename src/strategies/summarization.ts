@@ -37,6 +37,12 @@ export const summarizationOptionsSchema = z.strictObject({
    * (at least 64 tokens); without this option it is also held to half of what the span costs, and 8,000.
    */
   maxSummaryTokens: z.number().int().positive().optional(),
+  /**
+   * The room a summary is given at least, as a share of the goal (default 0.5): the span grows until the goal
+   * leaves that much, since a line of summary keeps more of what happened than the same tokens of an old tool
+   * output kept verbatim. The summary takes only what it needs of it.
+   */
+  summaryShare: z.number().min(0).max(0.9).optional(),
 });
 
 /** Options of {@link createSummarization}. */
@@ -52,6 +58,7 @@ interface Settings {
   readonly minKeepGroups: number;
   readonly minSpanGroups: number;
   readonly maxSummaryTokens: number | undefined;
+  readonly summaryShare: number;
   readonly summarizer: Summarizer;
   readonly cache: SummaryCache | undefined;
 }
@@ -108,7 +115,8 @@ function spanLength(
   }
   if (ctx.tokens > ctx.goal) {
     const { perGroup, previousTokens, overhead } = accounting();
-    const smallest = overhead + MIN_SUMMARY_TOKENS;
+    const allowance = Math.max(MIN_SUMMARY_TOKENS, Math.floor(ctx.goal * settings.summaryShare));
+    const smallest = overhead + Math.min(allowance, settings.maxSummaryTokens ?? allowance);
     let saved = previousTokens;
     for (let i = 0; i < groups.length; i++) {
       if (i >= count && ctx.tokens - saved + smallest <= ctx.goal) break;
@@ -311,6 +319,7 @@ export function createSummarization(options: SummarizationOptions): Strategy & {
     minKeepGroups: o.minKeepGroups ?? 2,
     minSpanGroups: o.minSpanGroups ?? 2,
     maxSummaryTokens: o.maxSummaryTokens,
+    summaryShare: o.summaryShare ?? 0.5,
     summarizer,
     cache,
   };
