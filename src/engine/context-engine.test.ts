@@ -252,7 +252,16 @@ describe("prepareTurn", () => {
       durationMs: expect.any(Number),
     });
     const types = events.slice(from).map((e) => e.type);
-    expect(types).toEqual(["loaded", "check_started", "proposal", "rendered", "call_recorded", "completed"]);
+    // One proposal event per free strategy of the turn (tool-result retention, oversized excerpts).
+    expect(types).toEqual([
+      "loaded",
+      "check_started",
+      "proposal",
+      "proposal",
+      "rendered",
+      "call_recorded",
+      "completed",
+    ]);
   });
 
   it("compacts inline with the free strategies, commits, and summarizes in the background", async () => {

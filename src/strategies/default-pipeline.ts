@@ -8,10 +8,10 @@ import { type PipelineConfig, type PipelineDependencies, pipelineFromConfig } fr
  */
 export const DEFAULT_PIPELINE_CONFIG: PipelineConfig = Object.freeze({
   strategies: Object.freeze([
-    // One message over a quarter of the target (a huge tool result, a pasted file) is cut to head and tail first,
-    // so it does not push out everything else.
-    Object.freeze({ use: "oversizedExcerpt" }),
     Object.freeze({ use: "toolResultRetention" }),
+    // One message over half the target (a huge tool result, a pasted file) is cut to head and tail while
+    // the request is still over target once old results are stubbed, so it does not push out everything else.
+    Object.freeze({ use: "oversizedExcerpt", share: 0.5 }),
     Object.freeze({ use: "summarize", minKeepGroups: 1 }),
   ]) as unknown as PipelineConfig["strategies"],
   // Each compaction lands at 80 % of the target: the request keeps most of the budget in use (what the model

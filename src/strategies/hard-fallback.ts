@@ -6,6 +6,8 @@ import { type CompactionPlan, nextPlan, type PlanAction } from "../plan/compacti
 import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
 import { spanOfSeqs } from "../plan/span-seqs.js";
 import { parseOptions } from "./options.js";
+import { excerptsFor } from "./oversized-excerpt.js";
+import { untouchableSeqs } from "./protected-core.js";
 import type { Proposal, Strategy, StrategyContext } from "./strategy.js";
 
 /** JSON-shaped options of {@link createHardFallback}. */
@@ -241,6 +243,8 @@ function stubToFit(ctx: StrategyContext, name: string, keep: Uint8Array): PlanAc
     );
   const most = measureClear(clearable.length);
   if (most > ctx.target) {
+    const cut = cutCore(ctx, name);
+    if (cut !== undefined) return cut;
     throw new BudgetInfeasibleError(
       "the protected core (system prompt, pinned messages, pending calls, the task and the newest user message; older tool bodies stubbed, everything else dropped) does not fit — raise the budget's contextWindow, lower reserveOutput or the reserves, or shorten the pinned content or the task",
       most,
@@ -258,6 +262,54 @@ function stubToFit(ctx: StrategyContext, name: string, keep: Uint8Array): PlanAc
   if (stubbed.tokens <= ctx.target) return clears;
   const fewer = dropToFit(stubbed, name, keep, [true]) ?? dropToFit(stubbed, name, keep, [false]);
   return fewer === undefined ? [...drops, ...clears] : [...clears, ...fewer];
+}
+
+/** A core message is cut only when it alone is over this share of the target, to this share. */
+const CORE_SHARE = 0.25;
+const CORE_KEEP = 0.125;
+
+/**
+ * The last resort before giving up: the core's own oversized messages (system prompt, pinned messages, the task,
+ * the newest user message — each over a quarter of the target) cut to head and tail, largest first, until the
+ * rest of the fallback can fit; then the fallback runs again on top of those cuts. Undefined when cutting them
+ * all does not make room.
+ */
+function cutCore(ctx: StrategyContext, name: string): PlanAction[] | undefined {
+  const { log, counter, target } = ctx;
+  const resolution = resolveForLog(ctx.plan, log);
+  const oversized = [...untouchableSeqs(log, ctx.taskSeq ?? -1)]
+    .filter((seq) => decisionAt(resolution, seq) === undefined && log.holds(seq))
+    .map((seq) => ({ message: log.at(seq)!, tokens: counter.countMessage(log.at(seq)!) }))
+    .filter((m) => m.tokens > CORE_SHARE * target)
+    .sort((a, b) => b.tokens - a.tokens);
+  const cuts: PlanAction[] = [];
+  for (const { message, tokens } of oversized) {
+    const excerpts = excerptsFor(
+      message,
+      tokens,
+      Math.floor(CORE_KEEP * target),
+      { headShare: 0.5 },
+      counter,
+    );
+    if (excerpts === undefined) continue;
+    cuts.push({
+      kind: "clear",
+      span: [message.id],
+      record: { kind: "clear", excerpts },
+      strategy: name,
+      reason: `protected message of ${tokens} tokens cut to its head and tail: the protected core did not fit ${target} tokens`,
+    });
+    const plan = nextPlan(ctx.plan, [...ctx.plan.actions, ...cuts], log.length);
+    try {
+      return [
+        ...cuts,
+        ...propose({ ...ctx, plan, tokens: ctx.measure(plan) }, name, "lastUserMessage").actions,
+      ];
+    } catch (error) {
+      if (!(error instanceof BudgetInfeasibleError)) throw error;
+    }
+  }
+  return undefined;
 }
 
 function propose(ctx: StrategyContext, name: string, protect: Protect): Proposal {

@@ -117,11 +117,15 @@ function clearedTokens(message: Message, record: ClearRecord, counter: MessageCo
  * The excerpts that bring `message` to at most `allowance` tokens, or undefined when its bulk is not in parts an
  * excerpt can stand for (arguments, reasoning) or the allowance leaves nothing for them.
  */
-function excerptsFor(
+/**
+ * The excerpts that cut a message of `tokens` rendered tokens to at most `allowance` (head and tail of each text
+ * or result body, measured by the renderer's counter), or undefined when no cut makes it smaller.
+ */
+export function excerptsFor(
   message: Message,
   tokens: number,
   allowance: number,
-  settings: Settings,
+  settings: Pick<Settings, "headShare">,
   counter: MessageCounter,
 ): ClearExcerpt[] | undefined {
   const countTokens = textTokenCounter(counter);
