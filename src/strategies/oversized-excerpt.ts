@@ -59,9 +59,12 @@ function bodyOf(part: Part): string | undefined {
   return part.type === "tool_result" ? part.content : part.type === "text" ? part.text : undefined;
 }
 
-/** Seqs no strategy may touch (system, pinned, the last user message) or that must stay whole (pending calls). */
-function excluded(log: ThreadLog, seq: number): boolean {
-  if (seq === log.lastUserSeq) return true;
+/**
+ * Seqs no strategy may touch (system, pinned, the task, the last user message) or that must stay whole (pending
+ * calls). The protected core is cut only by the hard fallback, and only when it does not fit whole.
+ */
+function excluded(log: ThreadLog, seq: number, taskSeq: number): boolean {
+  if (seq === log.lastUserSeq || seq === taskSeq) return true;
   return !compactable(log, log.groupAt(log.groupIndexOf(seq)));
 }
 
@@ -163,7 +166,7 @@ function propose(ctx: StrategyContext, settings: Settings): Proposal {
   const actions: PlanAction[] = [];
   for (let seq = 0; seq < log.length; seq++) {
     const kind = decisionAt(resolution, seq)?.kind;
-    if ((kind !== undefined && kind !== "include") || excluded(log, seq)) continue;
+    if ((kind !== undefined && kind !== "include") || excluded(log, seq, ctx.taskSeq ?? -1)) continue;
     const tokens = messageTokens(log, seq, counter);
     if (tokens <= threshold) continue;
     const message = log.at(seq)!;
