@@ -4,6 +4,7 @@ import { countBelow } from "../log/history-store.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, nextPlan, type PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
+import type { Decision } from "../plan/resolve-plan.js";
 import { spanOfSeqs } from "../plan/span-seqs.js";
 import { parseOptions } from "./options.js";
 import { excerptsFor } from "./oversized-excerpt.js";
@@ -139,6 +140,18 @@ function bisect(max: number, fits: (n: number) => boolean): number {
  * and call arguments of answered calls, never a system prompt, a pinned message, a pending group or a message
  * the plan already compacts.
  */
+/**
+ * Whether a bare stub would still shrink a message under this decision: untouched, or cleared in a way that
+ * leaves more than a stub (key lines or an excerpt kept, or the call's arguments). A later clear wins over an
+ * earlier one.
+ */
+function stubbable(decision: Decision | undefined): boolean {
+  if (decision === undefined || decision.kind === "include") return true;
+  if (decision.action.kind !== "clear") return false;
+  const record = decision.action.record;
+  return (record.excerpts?.length ?? 0) > 0 || record.clearArgs !== true;
+}
+
 function clearableSeqs(log: ThreadLog, plan: CompactionPlan, keep: Uint8Array): number[] {
   const resolution = resolveForLog(plan, log);
   const out: number[] = [];
@@ -146,7 +159,7 @@ function clearableSeqs(log: ThreadLog, plan: CompactionPlan, keep: Uint8Array): 
     const group = log.groupAt(log.groupIndexOf(seq));
     if (keep[group.index] === 0 || group.kind !== "tool_call" || group.pending) continue;
     const message = log.at(seq)!;
-    if (message.meta.pinned === true || decisionAt(resolution, seq) !== undefined) continue;
+    if (message.meta.pinned === true || !stubbable(decisionAt(resolution, seq))) continue;
     if (
       message.parts.some((p) => p.type === "tool_result" || (p.type === "tool_call" && p.args.length > 2))
     ) {
