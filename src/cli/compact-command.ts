@@ -126,7 +126,10 @@ export const compactCommand = defineCommand({
     "rendered request has at most TOKENS tokens, and commits the plan as a new version. Prints the tokens",
     "before (under the plan in force) and after, the messages newly cleared, summarized, externalized or",
     "dropped, and every message's final state (each message counted once, under its action after precedence,",
-    "as explain and diff count it). When nothing can make the request fit, it fails (exit 1) and commits nothing.",
+    "as explain and diff count it). A compaction aims at 80 % of TOKENS (the default pipeline's goalRatio:",
+    "room for the next calls, so the prompt cache holds). It never compacts the protected core (system prompt,",
+    "pinned messages, pending calls, the task, the newest user message) unless that alone does not fit; when",
+    "nothing can make the request fit, it fails (exit 1) and commits nothing. prepare agrees at the same budget.",
   ],
   flags: PIPELINE_FLAGS,
   schema: z.object({

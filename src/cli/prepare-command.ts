@@ -17,10 +17,14 @@ export const prepareCommand = defineCommand({
   usage:
     "prepare --thread ID --budget TOKENS [--format openai|anthropic|responses] [--model NAME] [--config FILE] [--inject TEXT …]",
   description: [
-    "Does what a harness does before every model call: compacts the thread (free strategies in the turn,",
-    "summaries in the background, finished before the command exits) so the request has at most TOKENS",
-    'tokens, commits the plan, records the call for replay and prints {"callId", "request", "stats"} as JSON;',
-    "stats.states is every message's final state under the plan sent (each message once, as explain counts).",
+    "Does what a harness does before every model call: compacts the thread so the request has at most TOKENS",
+    "tokens (free strategies and the default extractive summaries in the turn; model summaries in the",
+    "background, finished before the command exits, or in the turn when nothing else fits), commits the plan,",
+    'records the call for replay and prints {"callId", "request", "stats"} as JSON; stats.states is every',
+    "message's final state under the plan sent (each message once, as explain counts). A compaction aims at",
+    "80 % of the budget (the default pipeline's goalRatio), so the next calls fit without compacting again.",
+    "It fails (exit 1) only when the protected core (system prompt, pinned messages, pending calls, the task",
+    "and the newest user message, each cut to an excerpt when it alone is too large) cannot fit.",
   ],
   flags: {
     ...PIPELINE_FLAGS,
