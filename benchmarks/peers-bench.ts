@@ -29,8 +29,8 @@ import { generatedMessages, trajectoryMessages } from "./support/datasets.js";
 import { floorStep } from "./support/floor.js";
 import {
   completePairs,
-  langChainCountable,
   langChainToOpenAIChat,
+  memoTokenCounter,
   modelMessagesToOpenAIChat,
   OutputChecks,
   type OutputSummary,
@@ -171,18 +171,7 @@ function langChainRunner(key: string, mode: string, startOnHuman: boolean): Runn
       const messages: BaseMessage[] = toLangChain(context.thread, 0);
       const warmMemo = new Map<string, number>();
       const call = async (memo: Map<string, number>): Promise<OpenAIChatRequest> => {
-        const tokenCounter = (list: BaseMessage[]): number => {
-          let sum = counter.requestOverhead;
-          for (const m of list) {
-            let n = memo.get(m.id!);
-            if (n === undefined) {
-              n = counter.countMessage(langChainCountable(m));
-              memo.set(m.id!, n);
-            }
-            sum += n;
-          }
-          return sum;
-        };
+        const tokenCounter = memoTokenCounter(counter, memo);
         const kept = await trimMessages(messages, {
           maxTokens: BUDGET,
           tokenCounter,

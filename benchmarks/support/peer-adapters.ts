@@ -200,8 +200,8 @@ export function modelMessagesToOpenAIChat(messages: ReadonlyArray<ModelMessage>)
   return { messages: out };
 }
 
-/** A Chat Completions body back in neutral form, so our counter can count it. */
-function neutralOf(message: ChatCompletionMessageParam): CountableMessage {
+/** A Chat Completions message back in neutral form, so the library's counter can count it. */
+export function neutralOf(message: ChatCompletionMessageParam): CountableMessage {
   const content = "content" in message ? message.content : undefined;
   let text = "";
   if (typeof content === "string") text = content;
@@ -314,4 +314,26 @@ export class OutputChecks {
       ...(this.firstProblem === undefined ? {} : { firstProblem: this.firstProblem }),
     };
   }
+}
+
+/**
+ * A LangChain `tokenCounter` that counts with the library's counter, each message once (memoised by its id in
+ * `memo`, which the caller keeps as long as the counts should be remembered).
+ */
+export function memoTokenCounter(
+  counter: MessageCounter,
+  memo: Map<string, number>,
+): (list: BaseMessage[]) => number {
+  return (list) => {
+    let sum = counter.requestOverhead;
+    for (const m of list) {
+      let n = memo.get(m.id!);
+      if (n === undefined) {
+        n = counter.countMessage(langChainCountable(m));
+        memo.set(m.id!, n);
+      }
+      sum += n;
+    }
+    return sum;
+  };
 }

@@ -5,32 +5,12 @@
  * with the previous request, and whether OpenAI would accept it.
  */
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
-import type { Part } from "../../src/log/message.js";
 import type { OpenAIChatRequest } from "../../src/render/openai-chat-adapter.js";
 import { validateProviderRequest } from "../../src/render/provider-rules.js";
-import type { CountableMessage, MessageCounter } from "../../src/tokens/tokenizer.js";
+import type { MessageCounter } from "../../src/tokens/tokenizer.js";
+import { neutralOf } from "./peer-adapters.js";
 import { type CallSignature, visibleCalls } from "./quality-calls.js";
 import type { FactKind, PlantedFact } from "./quality-facts.js";
-
-/** A Chat Completions message in neutral form, so the library's counter can count it. */
-function countable(message: ChatCompletionMessageParam): CountableMessage {
-  const content = "content" in message ? message.content : undefined;
-  let text = "";
-  if (typeof content === "string") text = content;
-  else if (Array.isArray(content)) for (const p of content) if (p.type === "text") text += p.text;
-  if (message.role === "tool") {
-    return { role: "tool", parts: [{ type: "tool_result", callId: message.tool_call_id, content: text }] };
-  }
-  if (message.role === "assistant") {
-    const parts: Part[] = [{ type: "text", text }];
-    for (const c of message.tool_calls ?? []) {
-      if (c.type !== "function") continue;
-      parts.push({ type: "tool_call", callId: c.id, name: c.function.name, args: c.function.arguments });
-    }
-    return { role: "assistant", parts };
-  }
-  return { role: message.role === "user" ? "user" : "system", parts: [{ type: "text", text }] };
-}
 
 /** Counts Chat messages with one counter, memoised by the message's JSON (shared by every system of a run). */
 export class ChatCounter {
@@ -41,7 +21,7 @@ export class ChatCounter {
   count(key: string, message: ChatCompletionMessageParam): number {
     let n = this.#memo.get(key);
     if (n === undefined) {
-      n = this.counter.countMessage(countable(message));
+      n = this.counter.countMessage(neutralOf(message));
       this.#memo.set(key, n);
     }
     return n;

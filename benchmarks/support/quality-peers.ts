@@ -10,8 +10,8 @@ import type { ChatCompletionMessageParam } from "openai/resources/chat/completio
 import type { MessageInput } from "../../src/log/message.js";
 import type { MessageCounter } from "../../src/tokens/tokenizer.js";
 import {
-  langChainCountable,
   langChainToOpenAIChat,
+  memoTokenCounter,
   modelMessagesToOpenAIChat,
   toLangChain,
   toModelMessages,
@@ -37,18 +37,7 @@ export function langChainSystem(): QualitySystem {
     start(budget, counter) {
       const messages: BaseMessage[] = [];
       const memo = new Map<string, number>();
-      const tokenCounter = (list: BaseMessage[]): number => {
-        let sum = counter.requestOverhead;
-        for (const m of list) {
-          let n = memo.get(m.id!);
-          if (n === undefined) {
-            n = counter.countMessage(langChainCountable(m));
-            memo.set(m.id!, n);
-          }
-          sum += n;
-        }
-        return sum;
-      };
+      const tokenCounter = memoTokenCounter(counter, memo);
       let seen = 0;
       return stateless(async (fresh) => {
         messages.push(...toLangChain(fresh, seen));
