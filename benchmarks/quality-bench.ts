@@ -11,18 +11,15 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseTranscript } from "../src/log/import-jsonl.js";
-import type { MessageInput } from "../src/log/message.js";
-import type { MessageCounter } from "../src/tokens/tokenizer.js";
 import { repoRoot } from "../test/support/repo-root.js";
 import { listTrajectories } from "../test/support/trajectories.js";
 import { benchCounter } from "./support/bench-counter.js";
-import { modelMessagesToOpenAIChat, toModelMessages } from "./support/peer-adapters.js";
-import { originalTexts } from "./support/quality-calls.js";
 import { qualityChart } from "./support/quality-chart.js";
-import { type PlantedRun, plantFacts } from "./support/quality-facts.js";
+import { plantFacts } from "./support/quality-facts.js";
+import { inputAt, MIN_BUDGET, seedOf } from "./support/quality-input.js";
 import { ChatCounter } from "./support/quality-judge.js";
 import { aiSdkSystem, keepNewestSystem, langChainSystem, mastraSystem } from "./support/quality-peers.js";
-import { callPoints, type ReplayInput, replay } from "./support/quality-replay.js";
+import { replay } from "./support/quality-replay.js";
 import { type QualityRow, qualityTable, ratios, ratioTable, rowOf } from "./support/quality-report.js";
 import { engineSystem, pipelineSystem, type QualitySystem } from "./support/quality-systems.js";
 import { addTallies, emptyTally, type RunTally } from "./support/quality-tally.js";
@@ -30,7 +27,6 @@ import { versionOf } from "./support/quality-versions.js";
 
 const FULL = process.argv.includes("--full");
 const SHARES = FULL ? [0.5, 0.25, 0.1] : [0.25];
-const MIN_BUDGET = 4_000;
 
 const SYSTEMS: ReadonlyArray<QualitySystem> = [
   engineSystem(true),
@@ -42,36 +38,6 @@ const SYSTEMS: ReadonlyArray<QualitySystem> = [
   aiSdkSystem(),
   keepNewestSystem(),
 ];
-
-/** A stable seed per trajectory name (FNV-1a), so each run's facts are the same every time. */
-function seedOf(name: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
-
-function chatTokens(chat: ChatCounter, messages: ReadonlyArray<MessageInput>): number {
-  return chat.countRequest(modelMessagesToOpenAIChat(toModelMessages(messages)));
-}
-
-/** The replay input of one run at one share: the budget and what of the protected core could fit. */
-function inputAt(run: PlantedRun, share: number, counter: MessageCounter, chat: ChatCounter) {
-  const points = callPoints(run.messages);
-  const fullTokens = chatTokens(chat, run.messages.slice(0, points[points.length - 1]));
-  const budget = Math.max(MIN_BUDGET, Math.floor(fullTokens * share));
-  const system = run.messages[0]?.role === "system" ? [run.messages[0]] : [];
-  const pinned = [...system, run.messages[run.pinnedIndex]!];
-  const input: ReplayInput = {
-    run,
-    budget,
-    pinnedFits: chatTokens(chat, pinned) <= budget,
-    taskFits: chatTokens(chat, [...pinned, run.messages[run.taskIndex]!]) <= budget,
-    counter,
-    chat,
-    originals: originalTexts(run.messages),
-  };
-  return { input, fullTokens };
-}
 
 interface RunRecord {
   readonly trajectory: string;
