@@ -28,17 +28,32 @@ export function keyLinesResultText(toolName: string, chars: number, lines: Reado
   return `[result cleared: ${toolName}, ${formatSize(chars)}; key lines:]\n${lines.join("\n")}`;
 }
 
-/** The excerpts a clear record gives one message, by part index (undefined when it gives none). */
-function excerptsOf(message: Message, record: ClearRecord): ReadonlyMap<number, string> | undefined {
-  const excerpts = record.excerpts;
-  if (excerpts === undefined || excerpts.length === 0) return undefined;
-  let byPart: Map<number, string> | undefined;
-  for (const e of excerpts) {
-    if (e.messageId !== message.id) continue;
-    byPart ??= new Map();
-    byPart.set(e.partIndex ?? 0, e.text);
+/** Per clear record (frozen plan data): its excerpts by message id, then by part index. */
+const excerptIndex = new WeakMap<ClearRecord, ReadonlyMap<string, ReadonlyMap<number, string>>>();
+
+function indexOf(record: ClearRecord): ReadonlyMap<string, ReadonlyMap<number, string>> {
+  let index = excerptIndex.get(record);
+  if (index === undefined) {
+    const built = new Map<string, Map<number, string>>();
+    for (const e of record.excerpts ?? []) {
+      const byPart = built.get(e.messageId) ?? new Map<number, string>();
+      byPart.set(e.partIndex ?? 0, e.text);
+      built.set(e.messageId, byPart);
+    }
+    index = built;
+    excerptIndex.set(record, index);
   }
-  return byPart;
+  return index;
+}
+
+/**
+ * The excerpts a clear record gives one message, by part index (undefined when it gives none). A record can hold
+ * thousands of excerpts (one retention step clears many results): they are indexed once per record, not searched
+ * per message.
+ */
+function excerptsOf(message: Message, record: ClearRecord): ReadonlyMap<number, string> | undefined {
+  if (record.excerpts === undefined || record.excerpts.length === 0) return undefined;
+  return indexOf(record).get(message.id);
 }
 
 /**

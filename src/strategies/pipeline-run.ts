@@ -181,9 +181,9 @@ function check(run: Run, strategy: PipelineStrategy, actions: ReadonlyArray<Plan
       if (seq !== undefined) hint = seq + 1;
       // A protected message may be cut to the excerpt the action records (head and tail, with a marker): that is
       // how the protected core itself fits when one of its messages alone is too large.
-      const excerpted =
+      const excerpted = (): boolean =>
         action.kind === "clear" && action.record.excerpts?.some((e) => e.messageId === id) === true;
-      if (seq !== undefined && run.protectedSeqs.has(seq) && !excerpted) {
+      if (seq !== undefined && run.protectedSeqs.has(seq) && !excerpted()) {
         problems.push(
           `action ${i} (${action.kind}) touches message ${JSON.stringify(id)}, which is protected`,
         );
