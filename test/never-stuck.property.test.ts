@@ -1,6 +1,6 @@
 /**
  * The harness step never gets stuck (DESIGN.md, issue 14): on random threads appended in random batches, with a
- * random budget before every call, a summarizer that answers after a random delay, summaries in the background or
+ * random budget before every call, a summarizer that answers (or fails) after a random delay, summaries in the background or
  * inline and the harness awaiting `idle()` or not, every `prepareTurn` whose protected core fits returns a request
  * within the budget, valid for the provider. The core's floor is computed independently of the fallback: system
  * prompt, pinned messages, pending calls, the task, the newest user message and the newest group, every other
@@ -11,7 +11,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { floorTokens } from "../benchmarks/support/simulate-turns.js";
 import { createContextEngine } from "../src/engine/context-engine.js";
-import { BudgetInfeasibleError, RenderValidationError } from "../src/errors/ledger-error.js";
+import { BudgetInfeasibleError, RenderValidationError, SummarizerError } from "../src/errors/ledger-error.js";
 import type { MessageInput } from "../src/log/message.js";
 import { ThreadLog } from "../src/log/thread-log.js";
 import { validateProviderRequest } from "../src/render/provider-rules.js";
@@ -22,17 +22,21 @@ import { arbitraryBatches, fcParams } from "./support/arbitrary-log.js";
 import { FORMATS } from "./support/engine-turns.js";
 import { simpleCounter } from "./support/simple-counter.js";
 
-const RUNS = 120;
+const RUNS = 300;
 const counter = simpleCounter();
 
-/** The extractive summarizer behind a delay, as a model summarizer (not local: summaries go to the background). */
-function slowSummarizer(delayMs: number): Summarizer {
+/**
+ * The extractive summarizer behind a delay, as a model summarizer (not local: summaries go to the background);
+ * with `failing`, a model that is down: every call fails after the delay.
+ */
+function slowSummarizer(delayMs: number, failing: boolean): Summarizer {
   const inner = createExtractiveSummarizer();
   return {
     id: "slow-extractive",
     promptVersion: inner.promptVersion,
     summarize: async (request) => {
       await new Promise((resolve) => setTimeout(resolve, delayMs));
+      if (failing) throw new SummarizerError("slow-extractive", "server_error", "the model is down");
       return inner.summarize(request);
     },
   };
@@ -42,6 +46,7 @@ interface Setup {
   readonly summarization: "inline" | "background";
   readonly awaitIdle: boolean;
   readonly delayMs: number;
+  readonly failing: boolean;
 }
 
 async function checkThread(
@@ -54,7 +59,7 @@ async function checkThread(
     stores,
     counter,
     budget: { contextWindow: 1_000_000, reserveOutput: 0, safetyMargin: 0 },
-    summarizer: slowSummarizer(setup.delayMs),
+    summarizer: slowSummarizer(setup.delayMs, setup.failing),
     summarization: setup.summarization,
   });
   let log = ThreadLog.empty("t");
@@ -99,6 +104,7 @@ describe("never stuck (property)", () => {
           summarization: fc.constantFrom<"inline" | "background">("inline", "background"),
           awaitIdle: fc.boolean(),
           delayMs: fc.integer({ min: 0, max: 3 }),
+          failing: fc.boolean(),
         }),
         (batches, shares, setup) => checkThread(batches, shares, setup),
       ),
