@@ -82,7 +82,7 @@ describe("createExtractiveSummarizer", () => {
 
   it("has a stable identity", () => {
     expect(summarizer.id).toBe("extractive");
-    expect(summarizer.promptVersion).toBe("extractive/2");
+    expect(summarizer.promptVersion).toBe("extractive/3");
   });
 
   it("extracts goals, facts, calls with their outcomes, open items and references", async () => {
@@ -92,13 +92,13 @@ describe("createExtractiveSummarizer", () => {
       "Also look at artifact art_7f3a. Should we add a test?",
     ]);
     expect(structured.toolOutcomes).toEqual([
-      "bash(command=npm test -- parse-date) → error: TypeError: cannot read 'year' of undefined",
-      "read_file(path=./src/parse-date.ts) → export function parseDate(s) {",
-      "search(q=parseDate) → error: rate limited",
+      "bash(npm test -- parse-date) → error: TypeError: cannot read 'year' of undefined",
+      "read_file(./src/parse-date.ts) → export function parseDate(s) {",
+      "search(parseDate) → error: rate limited",
     ]);
     expect(structured.openItems).toEqual([
       "user asked: Should we add a test?",
-      "waiting for the result of write_file(path=src/parse-date.ts)",
+      "waiting for the result of write_file(src/parse-date.ts)",
     ]);
     expect(structured.artifacts).toEqual([
       "https://example.com/issues/42",
@@ -262,7 +262,7 @@ describe("what the extractive summary keeps", () => {
     expect(text).not.toContain("I'll look");
     expect(text).not.toContain("Let me");
     expect(text).not.toContain("what could be wrong");
-    expect(text).toContain("bash(command=cat part0.py)");
+    expect(text).toContain("bash(cat part0.py)");
   });
 
   it("keeps facts stated once in code output, identifier-like or plain made-up words, over recurring code", async () => {
@@ -314,7 +314,7 @@ describe("what the extractive summary keeps", () => {
     ]);
     const { structured } = await summarizer.summarize({ threadId: "t", messages, maxTokens: 100 });
     expect(structured.toolOutcomes).toEqual([
-      "bash(command=pytest tests/test_dates.py) → error: exit 1: ValueError: month must be in 1..12; ===== 3 passed, 1 failed in 0.52s =====",
+      "bash(pytest tests/test_dates.py) → error: exit 1: ValueError: month must be in 1..12; ===== 3 passed, 1 failed in 0.52s =====",
     ]);
   });
 

@@ -38,7 +38,7 @@ export interface ExtractiveSummarizerOptions {
 }
 
 const ID = "extractive";
-const PROMPT_VERSION = "extractive/2";
+const PROMPT_VERSION = "extractive/3";
 
 // Base priorities: what an agent needs most survives longest; salience and recency add to them.
 const BASE = {
