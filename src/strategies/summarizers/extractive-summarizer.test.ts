@@ -418,6 +418,22 @@ describe("the calls made", () => {
     ]);
   });
 
+  it("folds repeats across the span and an absorbed summary, where the last of them was made", async () => {
+    const previous = { text: "", structured: { toolOutcomes: ["bash(make status) ×2 → idle"] } };
+    const commands = ["make status", "make deploy", "make status"];
+    const messages = messagesOf(calls(3, (i) => commands[i]!));
+    const { structured } = await summarizer.summarize({
+      threadId: "t",
+      messages,
+      maxTokens: 2_000,
+      previous,
+    });
+    expect(callLines(structured.toolOutcomes)).toEqual([
+      "bash(make deploy) → step 1 finished",
+      "bash(make status) ×4 → step 2 finished",
+    ]);
+  });
+
   it("keeps an earlier summary's call lines when absorbing it, dropping their outcomes first", async () => {
     const previous = {
       text: "",

@@ -150,7 +150,7 @@ function rankedItems(request: SummaryRequest, maxItemChars: number): RankedItem[
   if (earlier.length > 0) documents.push(earlier.join("\n"));
   const index = buildSalienceIndex(documents, (request.tail ?? []).map(shownText));
   const items = previous === undefined ? [] : rerank(previous.structured, index);
-  return [...items, ...extract(messages, index, maxItemChars, items.length === 0)];
+  return folded([...items, ...extract(messages, index, maxItemChars, items.length === 0)]);
 }
 
 /** An earlier summary's items, ranked on the same terms as new ones (without a recency bonus: they are older). */
@@ -210,7 +210,6 @@ function extract(
 ): RankedItem[] {
   const x: Extraction = { index, maxItemChars, items: [], taskPending: first };
   const open = new Map<string, OpenCall>();
-  const made: RankedItem[] = [];
   let question: RankedItem | undefined;
   messages.forEach((message, i) => {
     const at = (i + 1) * 100_000;
@@ -226,13 +225,12 @@ function extract(
       if (part.type !== "tool_result") return;
       const pending = open.get(part.callId);
       open.delete(part.callId);
-      made.push(callItem(x, pending, part, message.meta.toolName, { order: at + p, recency }));
+      x.items.push(callItem(x, pending, part, message.meta.toolName, { order: at + p, recency }));
       // Its facts stand on their own: the outcome is the first thing given back when room runs short, and a
       // repeated call keeps one outcome only.
       factItems(x, part.content, at + 100, recency, {});
     });
   });
-  x.items.push(...folded(made));
   // Calls still waiting for their result are open work, not outcomes.
   for (const { call, order } of open.values()) {
     x.items.push({
@@ -273,23 +271,24 @@ function callItem(
 }
 
 /**
- * Consecutive calls with the same line (a retried command, a polled status) as one line `… ×N` with the last
- * outcome, in order of their results.
+ * Calls with the same line (a retried command, a test run after each edit; an earlier summary's lines
+ * included) as one line `… ×N` where the last of them was made, with its outcome: the line tells what was run,
+ * the count how often.
  */
-function folded(made: ReadonlyArray<RankedItem>): RankedItem[] {
-  const sorted = [...made].sort((a, b) => a.order - b.order);
+function folded(items: ReadonlyArray<RankedItem>): RankedItem[] {
   const out: RankedItem[] = [];
-  let run = 1;
-  sorted.forEach((item, i) => {
-    const next = sorted[i + 1];
-    if (next !== undefined && next.text === item.text) {
-      run++;
-      return;
+  const byLine = new Map<string, { times: number; last: RankedItem }>();
+  for (const item of [...items].sort((a, b) => a.order - b.order)) {
+    if (item.field !== "toolOutcomes") {
+      out.push(item);
+      continue;
     }
-    const first = sorted[i - run + 1]!;
-    out.push(run === 1 ? item : { ...item, text: `${item.text} ×${run}`, order: first.order });
-    run = 1;
-  });
+    const [, line = item.text, times = "1"] = /^(.*) ×(\d+)$/.exec(item.text) ?? [];
+    const known = byLine.get(line);
+    byLine.set(line, { times: (known?.times ?? 0) + Number(times), last: { ...item, text: line } });
+  }
+  for (const { times, last } of byLine.values())
+    out.push(times === 1 ? last : { ...last, text: `${last.text} ×${times}` });
   return out;
 }
 
