@@ -143,6 +143,10 @@ describe("fitRanked", () => {
     const failed = { ...call, priority: 0.8, detail: { ...call.detail, priority: 1.5 } };
     expect(fitRanked([failed], 100, words)?.toolOutcomes?.[0]).toContain("→ error");
     expect(fitRanked([failed], 8, words)?.toolOutcomes).toEqual(["bash(make test)"]);
+    // When the exact count of the whole text is over, the detail is given back before the item it came with.
+    const joined = { countTokens: (t: string) => t.length + (t.includes("\n") ? 50 : 0) };
+    const room = joined.countTokens(formatSummary({ toolOutcomes: ["bash(make test)"] }));
+    expect(fitRanked([failed], room, joined)).toEqual({ toolOutcomes: ["bash(make test)"] });
   });
 
   it("shortens the best item when nothing fits whole, and gives up when even that fails", () => {

@@ -244,9 +244,11 @@ export function fitRanked(
       const last = taken.pop()!;
       const item = byKey.get(last.key)!;
       const text = texts.get(last.key)!;
-      if (last.what === "detail") {
+      if (last.what !== "item") {
         freed += lineCost(text) - lineCost(item.text);
         texts.set(last.key, item.text);
+        // An item taken with its detail keeps its place once the detail is given back: it goes next.
+        if (last.what === "whole") taken.push({ key: last.key, what: "item" });
       } else {
         freed += lineCost(text);
         texts.delete(last.key);
