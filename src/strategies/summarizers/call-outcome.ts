@@ -32,31 +32,40 @@ export function clip(text: string, max: number): string {
   return one.length <= max ? one : `${one.slice(0, max - 1)}…`;
 }
 
+/** Characters of the main argument a call line shows: enough to tell one command from another. */
+const MAIN_CHARS = 40;
+/** Characters of each other argument, and of the whole argument list. */
+const OTHER_CHARS = 24;
+const ALL_CHARS = 100;
+
 /**
- * `name(key=value, …)` with short values; a command shows its first line only, as that names what ran (a heredoc
- * shows the file it writes).
+ * `name(main, key=value, …)`: the main argument (the first non-blank string value, shown first and without its
+ * key when it is the first argument) with whitespace collapsed and cut to 40 characters, so a multi-line command
+ * shows how it starts rather than its first line alone; the other arguments shortened. Arguments that are not a
+ * JSON object show as their raw text, shortened.
  */
 export function callLabel(call: ToolCallPart): string {
   let parsed: unknown;
   try {
     parsed = JSON.parse(call.args);
   } catch {
-    return `${call.name}(${clip(call.args, 100)})`;
+    return `${call.name}(${clip(call.args, MAIN_CHARS)})`;
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-    return `${call.name}(${clip(call.args, 100)})`;
+    return `${call.name}(${clip(call.args, MAIN_CHARS)})`;
   }
-  const args = Object.entries(parsed).map(([key, value]) => {
-    const text = typeof value === "string" ? firstLine(value) : JSON.stringify(value);
-    return `${key}=${clip(text ?? "", 90)}`;
+  const entries = Object.entries(parsed);
+  const main = entries.findIndex(([, value]) => typeof value === "string" && value.trim() !== "");
+  const shown =
+    main < 0
+      ? []
+      : [`${main === 0 ? "" : `${entries[main]![0]}=`}${clip(String(entries[main]![1]), MAIN_CHARS)}`];
+  entries.forEach(([key, value], i) => {
+    if (i === main) return;
+    const text = typeof value === "string" ? value : JSON.stringify(value);
+    shown.push(`${key}=${clip(text ?? "", OTHER_CHARS)}`);
   });
-  return `${call.name}(${clip(args.join(", "), 140)})`;
-}
-
-function firstLine(text: string): string {
-  const lines = text.split(/\r?\n/).filter((line) => line.trim() !== "");
-  const first = lines[0] ?? "";
-  return lines.length > 1 ? `${first} …` : first;
+  return `${call.name}(${clip(shown.join(", "), ALL_CHARS)})`;
 }
 
 /** Lines of a result that say something: markup removed, blank and punctuation-only lines skipped. */

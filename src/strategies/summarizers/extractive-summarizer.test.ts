@@ -82,7 +82,7 @@ describe("createExtractiveSummarizer", () => {
 
   it("has a stable identity", () => {
     expect(summarizer.id).toBe("extractive");
-    expect(summarizer.promptVersion).toBe("extractive/2");
+    expect(summarizer.promptVersion).toBe("extractive/3");
   });
 
   it("extracts goals, facts, calls with their outcomes, open items and references", async () => {
@@ -92,13 +92,13 @@ describe("createExtractiveSummarizer", () => {
       "Also look at artifact art_7f3a. Should we add a test?",
     ]);
     expect(structured.toolOutcomes).toEqual([
-      "bash(command=npm test -- parse-date) → error: TypeError: cannot read 'year' of undefined",
-      "read_file(path=./src/parse-date.ts) → export function parseDate(s) {",
-      "search(q=parseDate) → error: rate limited",
+      "bash(npm test -- parse-date) → error: TypeError: cannot read 'year' of undefined",
+      "read_file(./src/parse-date.ts) → export function parseDate(s) {",
+      "search(parseDate) → error: rate limited",
     ]);
     expect(structured.openItems).toEqual([
       "user asked: Should we add a test?",
-      "waiting for the result of write_file(path=src/parse-date.ts)",
+      "waiting for the result of write_file(src/parse-date.ts)",
     ]);
     expect(structured.artifacts).toEqual([
       "https://example.com/issues/42",
@@ -262,7 +262,7 @@ describe("what the extractive summary keeps", () => {
     expect(text).not.toContain("I'll look");
     expect(text).not.toContain("Let me");
     expect(text).not.toContain("what could be wrong");
-    expect(text).toContain("bash(command=cat part0.py)");
+    expect(text).toContain("bash(cat part0.py)");
   });
 
   it("keeps facts stated once in code output, identifier-like or plain made-up words, over recurring code", async () => {
@@ -314,7 +314,7 @@ describe("what the extractive summary keeps", () => {
     ]);
     const { structured } = await summarizer.summarize({ threadId: "t", messages, maxTokens: 100 });
     expect(structured.toolOutcomes).toEqual([
-      "bash(command=pytest tests/test_dates.py) → error: exit 1: ValueError: month must be in 1..12; ===== 3 passed, 1 failed in 0.52s =====",
+      "bash(pytest tests/test_dates.py) → error: exit 1: ValueError: month must be in 1..12; ===== 3 passed, 1 failed in 0.52s =====",
     ]);
   });
 
@@ -352,5 +352,110 @@ describe("what the extractive summary keeps", () => {
       expect(countTokens(a.text)).toBeLessThanOrEqual(maxTokens);
       expect(b.text).toBe(a.text);
     }
+  });
+});
+
+describe("the calls made", () => {
+  const summarizer = createExtractiveSummarizer();
+  const tokenizer = createTokenizer({ model: "gpt-4o" });
+  const countTokens = (t: string) => tokenizer.count(t);
+  const messagesOf = (inputs: ReadonlyArray<MessageInput>) => ThreadLog.from("t", inputs).messages;
+
+  /** A long agent run: the task, then `n` calls, each with a result of a few lines and a fact of its own. */
+  function calls(n: number, command: (i: number) => string): MessageInput[] {
+    const out: MessageInput[] = [
+      { role: "user", parts: [{ type: "text", text: "Find out why the nightly export is slow." }] },
+    ];
+    for (let i = 0; i < n; i++) {
+      const args = JSON.stringify({ command: command(i) });
+      out.push({ role: "assistant", parts: [{ type: "tool_call", callId: `c${i}`, name: "bash", args }] });
+      const content = `step ${i} finished\nThe export shard velmor${i}x took ${i + 3} seconds.\ndone`;
+      out.push({ role: "tool", parts: [{ type: "tool_result", callId: `c${i}`, content }] });
+    }
+    return out;
+  }
+  const callLines = (items: ReadonlyArray<string> | undefined) =>
+    (items ?? []).filter((line) => line.startsWith("bash("));
+
+  it("a span of 100 calls at a small maxTokens keeps its call lines, their outcomes given back first", async () => {
+    const messages = messagesOf(calls(100, (i) => `python scripts/export_${i}.py --shard ${i}`));
+    const req = { threadId: "t", messages, maxTokens: 400, countTokens };
+    const { structured, text } = await summarizer.summarize(req);
+    expect(countTokens(text)).toBeLessThanOrEqual(400);
+    const lines = callLines(structured.toolOutcomes);
+    // Before call lines had a share of the room of their own, the 18 facts took it all: no call line was kept.
+    expect(lines.length).toBeGreaterThanOrEqual(6);
+    expect(lines.filter((l) => !l.includes(" → ")).length).toBeGreaterThan(0);
+    // Facts still get most of the room.
+    expect(structured.constraints?.length ?? 0).toBeGreaterThanOrEqual(4);
+    const roomy = await summarizer.summarize({ ...req, maxTokens: 4_000 });
+    const withOutcome = (r: typeof structured) => callLines(r.toolOutcomes).filter((l) => l.includes(" → "));
+    expect(withOutcome(roomy.structured).length).toBeGreaterThan(withOutcome(structured).length);
+    expect(callLines(roomy.structured.toolOutcomes).length).toBeGreaterThan(lines.length);
+  });
+
+  it("keeps a call line after its outcome no longer fits", async () => {
+    const messages = messagesOf(calls(1, () => "python scripts/export.py --all"));
+    const seen = new Set<string>();
+    for (let maxTokens = 20; maxTokens <= 120; maxTokens += 2) {
+      const { structured } = await summarizer.summarize({ threadId: "t", messages, maxTokens, countTokens });
+      for (const line of callLines(structured.toolOutcomes)) seen.add(line);
+    }
+    expect(seen).toEqual(
+      new Set([
+        "bash(python scripts/export.py --all)",
+        "bash(python scripts/export.py --all) → step 0 finished",
+      ]),
+    );
+  });
+
+  it("folds consecutive identical calls into one line with a count and the last outcome", async () => {
+    const messages = messagesOf(calls(5, (i) => (i < 4 ? "make status" : "make deploy")));
+    const { structured } = await summarizer.summarize({ threadId: "t", messages, maxTokens: 2_000 });
+    expect(callLines(structured.toolOutcomes)).toEqual([
+      "bash(make status) ×4 → step 3 finished",
+      "bash(make deploy) → step 4 finished",
+    ]);
+  });
+
+  it("folds repeats across the span and an absorbed summary, where the last of them was made", async () => {
+    const previous = { text: "", structured: { toolOutcomes: ["bash(make status) ×2 → idle"] } };
+    const commands = ["make status", "make deploy", "make status"];
+    const messages = messagesOf(calls(3, (i) => commands[i]!));
+    const { structured } = await summarizer.summarize({
+      threadId: "t",
+      messages,
+      maxTokens: 2_000,
+      previous,
+    });
+    expect(callLines(structured.toolOutcomes)).toEqual([
+      "bash(make deploy) → step 1 finished",
+      "bash(make status) ×4 → step 2 finished",
+    ]);
+  });
+
+  it("keeps an earlier summary's call lines when absorbing it, dropping their outcomes first", async () => {
+    const previous = {
+      text: "",
+      structured: {
+        toolOutcomes: [
+          "bash(git log --oneline -5) → a1b2c3 first commit",
+          "bash(cat config/export.yaml) → error: No such file or directory",
+        ],
+      },
+    };
+    const messages = messagesOf(calls(3, (i) => `python scripts/export_${i}.py`));
+    const roomy = await summarizer.summarize({ threadId: "t", messages, maxTokens: 2_000, previous });
+    expect(roomy.structured.toolOutcomes?.slice(0, 2)).toEqual(previous.structured.toolOutcomes);
+    // With nothing new to compete, the earlier call lines outlive their outcomes as room shrinks.
+    const next = messagesOf([{ role: "user", parts: [{ type: "text", text: "Keep going." }] }]);
+    const bare = new Set<string>();
+    for (let maxTokens = 20; maxTokens <= 80; maxTokens += 2) {
+      const req = { threadId: "t", messages: next, maxTokens, previous, countTokens };
+      const kept = (await summarizer.summarize(req)).structured.toolOutcomes ?? [];
+      if (kept.some((l) => l.includes(" → "))) expect(kept, `maxTokens ${maxTokens}`).toHaveLength(2);
+      for (const line of kept) if (!line.includes(" → ")) bare.add(line);
+    }
+    expect(bare).toEqual(new Set(["bash(git log --oneline -5)", "bash(cat config/export.yaml)"]));
   });
 });

@@ -1,6 +1,7 @@
 /**
  * A summarizer without a model: it keeps what an agent needs from a span by simple, deterministic rules. The
- * calls actually made and their outcomes (errors, test results, exit codes); the requests and facts stated in
+ * calls actually made, one short line each (repeats folded) with a share of the room ahead of facts, and their
+ * outcomes (errors, test results, exit codes) appended while room allows; the requests and facts stated in
  * user messages and tool results, chosen by salience (words rare in the thread and not visible in the kept
  * tail); the files and references touched; what is still open. Narration, questions the agent asks itself and
  * boilerplate repeated across messages carry no rare word and are left out. Every candidate has a priority, and
@@ -9,7 +10,7 @@
  */
 import { SummarizerError } from "../../errors/ledger-error.js";
 import { deepFreeze } from "../../log/deep-freeze.js";
-import type { Message, ToolCallPart } from "../../log/message.js";
+import type { Message, ToolCallPart, ToolResultPart } from "../../log/message.js";
 import type { StructuredSummary } from "../../plan/compaction-plan.js";
 import type { Summarizer, SummaryRequest, SummaryResult } from "../summarizer.js";
 import { callLabel, outcomeOf } from "./call-outcome.js";
@@ -21,6 +22,7 @@ import {
   wordsOf,
 } from "./salience.js";
 import {
+  estimateTokens,
   fitRanked,
   formatSummary,
   normalizeItem,
@@ -38,7 +40,7 @@ export interface ExtractiveSummarizerOptions {
 }
 
 const ID = "extractive";
-const PROMPT_VERSION = "extractive/2";
+const PROMPT_VERSION = "extractive/3";
 
 // Base priorities: what an agent needs most survives longest; salience and recency add to them.
 const BASE = {
@@ -46,6 +48,7 @@ const BASE = {
   pending: 3,
   goal: 1.2,
   failedOrTested: 1.3,
+  call: 0.9,
   outcome: 0.7,
   question: 0.8,
   fact: 0.6,
@@ -59,6 +62,13 @@ const FACTS_PER_MESSAGE = 12;
 const DECISIONS_PER_MESSAGE = 2;
 /** Each further fact from the same message is worth this much less, so one big output cannot crowd out the rest. */
 const FACT_DECAY = 0.8;
+/**
+ * The share of the summary's room that call lines get ahead of facts (their outcomes not included): the calls
+ * made are what the agent would otherwise redo, and a line costs little. Beyond it they compete on their own
+ * priority. The boost keeps them under the task and pending calls.
+ */
+const CALL_SHARE = 0.3;
+const CALL_BOOST = 1;
 const TAG = /<\/?[A-Za-z_][\w-]*(?:\s[^<>]*)?>/g;
 const NARRATION =
   /^(?:I'll|I will|I'm going to|I am going to|I need to|I should|I think|I see|I can see|Let me|Let's|Let us|Now\b|Next\b|First\b|Finally\b|Okay|OK\b|Great|Perfect|Good|Alright|Looking at|It (?:seems|looks))/i;
@@ -105,7 +115,8 @@ function summarizeNow(
     throw new SummarizerError(ID, "empty", "nothing worth keeping was found in the span", where);
   }
   const count = request.countTokens ?? countTokens;
-  const fitted = fitRanked(items, request.maxTokens, {
+  const reserved = reserveForCalls(items, request.maxTokens, count ?? estimateTokens);
+  const fitted = fitRanked(reserved, request.maxTokens, {
     maxItemChars,
     ...(count === undefined ? {} : { countTokens: count }),
   });
@@ -139,7 +150,7 @@ function rankedItems(request: SummaryRequest, maxItemChars: number): RankedItem[
   if (earlier.length > 0) documents.push(earlier.join("\n"));
   const index = buildSalienceIndex(documents, (request.tail ?? []).map(shownText));
   const items = previous === undefined ? [] : rerank(previous.structured, index);
-  return [...items, ...extract(messages, index, maxItemChars, items.length === 0)];
+  return folded([...items, ...extract(messages, index, maxItemChars, items.length === 0)]);
 }
 
 /** An earlier summary's items, ranked on the same terms as new ones (without a recency bonus: they are older). */
@@ -151,14 +162,22 @@ function rerank(structured: StructuredSummary, index: SalienceIndex): RankedItem
     constraints: (item) => BASE.fact + lineSalience(item, index).score,
     decisions: (item) => BASE.decision + lineSalience(item, index).score,
     openItems: (item) => BASE.question + lineSalience(item, index).score,
-    toolOutcomes: (item) =>
-      (/→ error:/.test(item) || TESTS.test(item) ? BASE.failedOrTested : BASE.outcome) +
-      0.3 * peakOf(item, index),
+    toolOutcomes: (item) => BASE.call + 0.3 * peakOf(item, index),
     artifacts: (item) => BASE.artifact + 0.5 * peakOf(item, index),
   };
   for (const field of SUMMARY_FIELDS) {
     (structured[field] ?? []).forEach((text, i) => {
-      out.push({ field, text, priority: rank[field](text, i), order: order++ });
+      if (field !== "toolOutcomes") {
+        out.push({ field, text, priority: rank[field](text, i), order: order++ });
+        return;
+      }
+      // A call line and its outcome: the outcome goes first when room runs out, as for a fresh call.
+      const [call = text, ...rest] = text.split(" → ");
+      const outcome = rest.join(" → ");
+      const base = /^error:/.test(outcome) || TESTS.test(outcome) ? BASE.failedOrTested : BASE.outcome;
+      const detail = { text: ` → ${outcome}`, priority: base + 0.3 * peakOf(text, index) };
+      const item = { field, text: call, priority: rank[field](call, i), order: order++ };
+      out.push(outcome === "" ? item : { ...item, detail });
     });
   }
   return out;
@@ -206,18 +225,10 @@ function extract(
       if (part.type !== "tool_result") return;
       const pending = open.get(part.callId);
       open.delete(part.callId);
-      const label =
-        pending === undefined
-          ? `${message.meta.toolName ?? "tool"} [${part.callId}]`
-          : callLabel(pending.call);
-      const outcome = outcomeOf(part.content, part.isError === true);
-      const base = outcome.failed || outcome.tested ? BASE.failedOrTested : BASE.outcome;
-      const line = `${label} → ${outcome.text}`;
-      // The outcome line may itself be the result's most salient fact (it is not repeated as a fact then).
-      const asFact = BASE.fact + lineSalience(outcome.text, index).score;
-      const priority = Math.max(base + 0.3 * peakOf(line, index), asFact) + 0.15 * recency;
-      x.items.push({ field: "toolOutcomes", text: line, priority, order: pending?.order ?? at + p });
-      factItems(x, part.content, at + 100, recency, { skip: outcome.text });
+      x.items.push(callItem(x, pending, part, message.meta.toolName, { order: at + p, recency }));
+      // Its facts stand on their own: the outcome is the first thing given back when room runs short, and a
+      // repeated call keeps one outcome only.
+      factItems(x, part.content, at + 100, recency, {});
     });
   });
   // Calls still waiting for their result are open work, not outcomes.
@@ -231,6 +242,77 @@ function extract(
   }
   if (question !== undefined) x.items.push(question);
   return x.items;
+}
+
+/**
+ * A call made, as a short line (`name(main argument…)`) worth keeping on its own, with its outcome as the detail
+ * appended while room allows: worth more when the call failed or ran tests, or when it states a rare fact.
+ */
+function callItem(
+  x: Extraction,
+  pending: OpenCall | undefined,
+  result: ToolResultPart,
+  toolName: string | undefined,
+  { order, recency }: { readonly order: number; readonly recency: number },
+): RankedItem {
+  const label = pending === undefined ? `${toolName ?? "tool"} [${result.callId}]` : callLabel(pending.call);
+  const outcome = outcomeOf(result.content, result.isError === true);
+  const base = outcome.failed || outcome.tested ? BASE.failedOrTested : BASE.outcome;
+  // The outcome may itself be the result's most salient fact: it is worth as much as that fact.
+  const asFact = BASE.fact + lineSalience(outcome.text, x.index).score;
+  const worth = Math.max(base + 0.3 * peakOf(`${label} ${outcome.text}`, x.index), asFact);
+  return {
+    field: "toolOutcomes",
+    text: label,
+    priority: BASE.call + 0.3 * peakOf(label, x.index) + 0.15 * recency,
+    order: pending?.order ?? order,
+    detail: { text: ` → ${outcome.text}`, priority: worth + 0.15 * recency },
+  };
+}
+
+/**
+ * Calls with the same line (a retried command, a test run after each edit; an earlier summary's lines
+ * included) as one line `… ×N` where the last of them was made, with its outcome: the line tells what was run,
+ * the count how often.
+ */
+function folded(items: ReadonlyArray<RankedItem>): RankedItem[] {
+  const out: RankedItem[] = [];
+  const byLine = new Map<string, { times: number; last: RankedItem }>();
+  for (const item of [...items].sort((a, b) => a.order - b.order)) {
+    if (item.field !== "toolOutcomes") {
+      out.push(item);
+      continue;
+    }
+    const [, line = item.text, times = "1"] = /^(.*) ×(\d+)$/.exec(item.text) ?? [];
+    const known = byLine.get(line);
+    byLine.set(line, { times: (known?.times ?? 0) + Number(times), last: { ...item, text: line } });
+  }
+  for (const { times, last } of byLine.values())
+    out.push(times === 1 ? last : { ...last, text: `${last.text} ×${times}` });
+  return out;
+}
+
+/**
+ * Call lines (without their outcomes) get the first {@link CALL_SHARE} of the room ahead of facts: the most
+ * valuable of them, as many as that share holds, are boosted; the rest compete on their own priority.
+ */
+function reserveForCalls(
+  items: ReadonlyArray<RankedItem>,
+  maxTokens: number,
+  count: (text: string) => number,
+): RankedItem[] {
+  const calls = items
+    .map((item, i) => ({ item, i }))
+    .filter(({ item }) => item.field === "toolOutcomes")
+    .sort((a, b) => b.item.priority - a.item.priority || a.item.order - b.item.order);
+  const boosted = new Set<number>();
+  let room = Math.floor(maxTokens * CALL_SHARE);
+  for (const { item, i } of calls) {
+    room -= count(`- ${item.text}`) + 1;
+    if (room < 0) break;
+    boosted.add(i);
+  }
+  return items.map((item, i) => (boosted.has(i) ? { ...item, priority: item.priority + CALL_BOOST } : item));
 }
 
 /** A user message: its opening as a goal when salient, its other salient lines as facts; its last question. */

@@ -123,6 +123,32 @@ describe("fitRanked", () => {
     expect(tight.constraints).toEqual(["The vault code is QZ-90210."]);
   });
 
+  it("appends an item's detail only while room allows, and gives the detail back before the item", () => {
+    const words = { countTokens: (t: string) => t.split(/\s+/).filter(Boolean).length };
+    const call = {
+      field: "toolOutcomes" as const,
+      text: "bash(make test)",
+      priority: 2,
+      order: 1,
+      detail: { text: " → error: 3 tests failed in the parser module", priority: 0.5 },
+    };
+    const fact = { field: "constraints" as const, text: "The port is 8443.", priority: 1, order: 0 };
+    expect(fitRanked([call, fact], 100, words)?.toolOutcomes).toEqual([
+      "bash(make test) → error: 3 tests failed in the parser module",
+    ]);
+    // The fact is worth more than the outcome: the call line stays, its outcome goes.
+    const tight = fitRanked([call, fact], 20, words)!;
+    expect(tight).toEqual({ constraints: ["The port is 8443."], toolOutcomes: ["bash(make test)"] });
+    // A detail worth more than its item comes with it, or the item comes alone.
+    const failed = { ...call, priority: 0.8, detail: { ...call.detail, priority: 1.5 } };
+    expect(fitRanked([failed], 100, words)?.toolOutcomes?.[0]).toContain("→ error");
+    expect(fitRanked([failed], 8, words)?.toolOutcomes).toEqual(["bash(make test)"]);
+    // When the exact count of the whole text is over, the detail is given back before the item it came with.
+    const joined = { countTokens: (t: string) => t.length + (t.includes("\n") ? 50 : 0) };
+    const room = joined.countTokens(formatSummary({ toolOutcomes: ["bash(make test)"] }));
+    expect(fitRanked([failed], room, joined)).toEqual({ toolOutcomes: ["bash(make test)"] });
+  });
+
   it("shortens the best item when nothing fits whole, and gives up when even that fails", () => {
     const long = [{ field: "goals" as const, text: "word ".repeat(100), priority: 1, order: 0 }];
     expect(fitRanked(long, 20)?.goals?.[0]?.endsWith("…")).toBe(true);

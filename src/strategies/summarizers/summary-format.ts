@@ -145,13 +145,55 @@ export interface RankedItem {
   readonly priority: number;
   /** Reading position within its field (ascending): kept items are shown in this order. */
   readonly order: number;
+  /**
+   * More of the item, appended to `text` only while room allows and worth `priority` of its own: a call line
+   * keeps its outcome while there is room, and loses it before the call line itself goes.
+   */
+  readonly detail?: { readonly text: string; readonly priority: number };
+}
+
+/** One step of the greedy choice: an item itself, or the upgrade of a chosen item to its text with detail. */
+interface Unit {
+  readonly item: RankedItem;
+  readonly priority: number;
+  readonly upgrade: boolean;
+}
+
+/** What the greedy choice took, in the order it took it (the last taken is the first given back). */
+interface Taken {
+  readonly key: string;
+  /** `detail`: only the detail was taken (the item was chosen earlier); `whole`: the item with its detail. */
+  readonly what: "item" | "whole" | "detail";
+}
+
+const keyOf = (item: RankedItem): string => `${item.field}\u0000${item.text}`;
+const fullText = (item: RankedItem, maxItemChars: number): string =>
+  item.detail === undefined ? item.text : capItem(normalizeItem(item.text + item.detail.text), maxItemChars);
+
+function unitsOf(ranked: ReadonlyArray<RankedItem>): Unit[] {
+  const units: Unit[] = [];
+  for (const item of ranked) {
+    units.push({ item, priority: item.priority, upgrade: false });
+    // A detail worth more than its item is tried together with it (see `fitRanked`).
+    if (item.detail !== undefined && item.detail.priority < item.priority)
+      units.push({ item, priority: item.detail.priority, upgrade: true });
+  }
+  return units.sort(
+    (a, b) =>
+      b.priority - a.priority ||
+      a.item.order - b.item.order ||
+      (a.item.text < b.item.text ? -1 : a.item.text > b.item.text ? 1 : 0) ||
+      Number(a.upgrade) - Number(b.upgrade),
+  );
 }
 
 /**
  * Keeps the most valuable items whose text fits `maxTokens`: items are taken by priority (ties by order, then
- * text), each while its estimated cost still fits, so a small item can use room a big one could not; the exact
- * count of the result is then checked and the least valuable kept items are dropped until it fits. Kept items
- * read in `order` within their field. Returns `undefined` when not even one shortened item fits.
+ * text), each while its estimated cost still fits, so a small item can use room a big one could not; an item's
+ * detail is appended at the detail's own priority (or with the item when it is worth more, else the item
+ * alone when both do not fit). The exact count of the result is then checked and the least valuable things
+ * taken are given back (a detail before its item) until it fits. Kept items read in `order` within their
+ * field. Returns `undefined` when not even one shortened item fits.
  */
 export function fitRanked(
   items: ReadonlyArray<RankedItem>,
@@ -160,32 +202,60 @@ export function fitRanked(
 ): StructuredSummary | undefined {
   const count = options.countTokens ?? estimateTokens;
   const maxItemChars = options.maxItemChars ?? 240;
-  const ranked = uniqueItems(items, maxItemChars).sort(
-    (a, b) =>
-      b.priority - a.priority || a.order - b.order || (a.text < b.text ? -1 : a.text > b.text ? 1 : 0),
-  );
+  const ranked = uniqueItems(items, maxItemChars);
   if (ranked.length === 0) return undefined;
-  const chosen: RankedItem[] = [];
+  const texts = new Map<string, string>();
+  const byKey = new Map<string, RankedItem>();
+  const taken: Taken[] = [];
   const opened = new Set<SummaryField>();
+  const lineCost = (text: string) => count(`- ${text}`) + 1;
   let used = 0;
-  for (const item of ranked) {
+  for (const { item, upgrade } of unitsOf(ranked)) {
+    const key = keyOf(item);
+    if (upgrade) {
+      if (texts.get(key) !== item.text) continue;
+      const full = fullText(item, maxItemChars);
+      const extra = lineCost(full) - lineCost(item.text);
+      if (used + extra > maxTokens) continue;
+      used += extra;
+      texts.set(key, full);
+      taken.push({ key, what: "detail" });
+      continue;
+    }
     // Sections are joined by a blank line and each item is a line: the parts' counts bound the whole's.
-    const cost =
-      count(`- ${item.text}`) + 1 + (opened.has(item.field) ? 0 : count(`${TITLES[item.field]}:`) + 2);
-    if (used + cost > maxTokens) continue;
-    used += cost;
+    const header = opened.has(item.field) ? 0 : count(`${TITLES[item.field]}:`) + 2;
+    const whole = item.detail !== undefined && item.detail.priority >= item.priority;
+    const choices = whole ? [fullText(item, maxItemChars), item.text] : [item.text];
+    const text = choices.find((t) => used + header + lineCost(t) <= maxTokens);
+    if (text === undefined) continue;
+    used += header + lineCost(text);
     opened.add(item.field);
-    chosen.push(item);
+    texts.set(key, text);
+    byKey.set(key, item);
+    taken.push({ key, what: text === item.text ? "item" : "whole" });
   }
-  while (chosen.length > 0) {
-    const summary = arrange(chosen);
+  while (taken.length > 0) {
+    const summary = arrange([...texts].map(([key, text]) => ({ ...byKey.get(key)!, text })));
     const over = count(formatSummary(summary)) - maxTokens;
     if (over <= 0) return deepFreeze(summary);
-    // Drop the least valuable items worth about the excess (at least one), then measure again.
+    // Give back the least valuable things taken worth about the excess (at least one), then measure again.
     let freed = 0;
-    while (chosen.length > 0 && (freed === 0 || freed < over)) freed += count(`- ${chosen.pop()!.text}`) + 1;
+    while (taken.length > 0 && (freed === 0 || freed < over)) {
+      const last = taken.pop()!;
+      const item = byKey.get(last.key)!;
+      const text = texts.get(last.key)!;
+      if (last.what !== "item") {
+        freed += lineCost(text) - lineCost(item.text);
+        texts.set(last.key, item.text);
+        // An item taken with its detail keeps its place once the detail is given back: it goes next.
+        if (last.what === "whole") taken.push({ key: last.key, what: "item" });
+      } else {
+        freed += lineCost(text);
+        texts.delete(last.key);
+      }
+    }
   }
-  const best = ranked[0]!;
+  const best = unitsOf(ranked)[0]!.item;
   return shortenLast({ [best.field]: [best.text] }, (s) => count(formatSummary(s)) <= maxTokens);
 }
 
@@ -196,11 +266,11 @@ function uniqueItems(items: ReadonlyArray<RankedItem>, maxItemChars: number): Ra
     if (text === "") continue;
     const key = `${item.field}\u0000${text}`;
     const known = byKey.get(key);
-    // A repeated item keeps its best priority and its first position.
+    // A repeated item keeps its best priority and its first position, and the detail of the better one.
     if (known === undefined) byKey.set(key, { ...item, text });
     else
       byKey.set(key, {
-        ...known,
+        ...(item.priority > known.priority ? { ...item, text } : known),
         priority: Math.max(known.priority, item.priority),
         order: Math.min(known.order, item.order),
       });
