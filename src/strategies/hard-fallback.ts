@@ -242,7 +242,7 @@ function dropToFit(
  * Drops every unprotected group and stubs the oldest tool bodies of the protected ones (their calls and pairing
  * stay) until the request fits; throws `BudgetInfeasibleError` when even all of them stubbed does not.
  */
-function stubToFit(ctx: StrategyContext, name: string, keep: Uint8Array): PlanAction[] {
+function stubToFit(ctx: StrategyContext, name: string, keep: Uint8Array, allowCut: boolean): PlanAction[] {
   const { log } = ctx;
   const withActions = (actions: ReadonlyArray<PlanAction>) =>
     nextPlan(ctx.plan, [...ctx.plan.actions, ...actions], log.length);
@@ -256,7 +256,7 @@ function stubToFit(ctx: StrategyContext, name: string, keep: Uint8Array): PlanAc
     );
   const most = measureClear(clearable.length);
   if (most > ctx.target) {
-    const cut = cutCore(ctx, name);
+    const cut = allowCut ? cutCore(ctx, name) : undefined;
     if (cut !== undefined) return cut;
     throw new BudgetInfeasibleError(
       "the protected core (system prompt, pinned messages, pending calls, the task and the newest user message; older tool bodies stubbed, everything else dropped) does not fit — raise the budget's contextWindow, lower reserveOutput or the reserves, or shorten the pinned content or the task",
@@ -291,7 +291,8 @@ function cutCore(ctx: StrategyContext, name: string): PlanAction[] | undefined {
   const { log, counter, target } = ctx;
   const resolution = resolveForLog(ctx.plan, log);
   const oversized = [...untouchableSeqs(log, ctx.taskSeq ?? -1)]
-    .filter((seq) => decisionAt(resolution, seq) === undefined && log.holds(seq))
+    // A message a restored log does not hold throws MessageNotLoadedError here: the engine reloads and retries.
+    .filter((seq) => decisionAt(resolution, seq) === undefined)
     .map((seq) => ({ message: log.at(seq)!, tokens: counter.countMessage(log.at(seq)!) }))
     .filter((m) => m.tokens > CORE_SHARE * target)
     .sort((a, b) => b.tokens - a.tokens);
@@ -314,10 +315,10 @@ function cutCore(ctx: StrategyContext, name: string): PlanAction[] | undefined {
     });
     const plan = nextPlan(ctx.plan, [...ctx.plan.actions, ...cuts], log.length);
     try {
-      return [
-        ...cuts,
-        ...propose({ ...ctx, plan, tokens: ctx.measure(plan) }, name, "lastUserMessage").actions,
-      ];
+      // The cuts so far are kept and the next one added by this loop: the fallback on top of them may not cut
+      // again (that would try every subset of the core's messages).
+      const rest = propose({ ...ctx, plan, tokens: ctx.measure(plan) }, name, "lastUserMessage", false);
+      return [...cuts, ...rest.actions];
     } catch (error) {
       if (!(error instanceof BudgetInfeasibleError)) throw error;
     }
@@ -325,7 +326,7 @@ function cutCore(ctx: StrategyContext, name: string): PlanAction[] | undefined {
   return undefined;
 }
 
-function propose(ctx: StrategyContext, name: string, protect: Protect): Proposal {
+function propose(ctx: StrategyContext, name: string, protect: Protect, allowCut = true): Proposal {
   if (ctx.tokens <= ctx.target) return { actions: [] };
   const taskSeq = ctx.taskSeq ?? -1;
   // The whole last turn stays when the rest can make room; in a single-task agent run the last turn is the
@@ -340,7 +341,7 @@ function propose(ctx: StrategyContext, name: string, protect: Protect): Proposal
       if (actions !== undefined) return { actions };
     }
   }
-  return { actions: stubToFit(ctx, name, protectedGroups(ctx.log, "lastUserMessage", taskSeq)) };
+  return { actions: stubToFit(ctx, name, protectedGroups(ctx.log, "lastUserMessage", taskSeq), allowCut) };
 }
 
 /**

@@ -35,7 +35,7 @@ function contextFor(run: Run): StrategyContext {
     target: run.target,
     goal: run.goal,
     contextWindow: input.budget.contextWindow,
-    taskSeq: taskSeqOf(input.log, settings.task),
+    taskSeq: taskSeqOf(input.log, settings.task, input.plan),
     ...(input.signal === undefined ? {} : { signal: input.signal }),
     measure: (plan) => historyTokens(input, settings, plan),
   };
@@ -173,7 +173,7 @@ function check(run: Run, strategy: PipelineStrategy, actions: ReadonlyArray<Plan
     if (!Array.isArray(action.span) || action.span.length === 0)
       problems.push(`action ${i} has an empty span`);
     if (action.kind === "include") return;
-    run.protectedSeqs ??= untouchableSeqs(log, taskSeqOf(log, run.settings.task));
+    run.protectedSeqs ??= untouchableSeqs(log, taskSeqOf(log, run.settings.task, run.input.plan));
     // Spans list ids in log order: the hint finds each seq without hashing the id (a summary names thousands).
     let hint = 0;
     for (const id of action.span) {

@@ -1,4 +1,6 @@
 import type { ThreadLog } from "../log/thread-log.js";
+import type { CompactionPlan } from "../plan/compaction-plan.js";
+import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
 
 /**
  * Which message is the thread's task: `firstUserMessage` (default) protects the thread's first user message, so a
@@ -7,9 +9,16 @@ import type { ThreadLog } from "../log/thread-log.js";
  */
 export type TaskRule = "firstUserMessage" | "none";
 
-/** The seq of the thread's task under `rule`, or -1 when there is none. */
-export function taskSeqOf(log: ThreadLog, rule: TaskRule): number {
-  return rule === "none" ? -1 : log.firstUserSeq;
+/**
+ * The seq of the thread's task under `rule`, or -1 when there is none — or when `plan` already summarizes,
+ * externalizes or drops it (a thread compacted before the task was protected): protecting it then would reject
+ * every summary that absorbs the one holding it.
+ */
+export function taskSeqOf(log: ThreadLog, rule: TaskRule, plan?: CompactionPlan): number {
+  const seq = rule === "none" ? -1 : log.firstUserSeq;
+  if (seq < 0 || plan === undefined || plan.actions.length === 0) return seq;
+  const kind = decisionAt(resolveForLog(plan, log), seq)?.kind;
+  return kind === undefined || kind === "include" || kind === "clear" ? seq : -1;
 }
 
 /**
