@@ -4,7 +4,7 @@ import { simpleCounter } from "../../test/support/simple-counter.js";
 import { BudgetInfeasibleError, SummarizerError, ValidationError } from "../errors/ledger-error.js";
 import type { MessageInput } from "../log/message.js";
 import { ThreadLog } from "../log/thread-log.js";
-import { type CompactionPlan, emptyPlan, type PlanAction } from "../plan/compaction-plan.js";
+import { type CompactionPlan, emptyPlan, extendPlan, type PlanAction } from "../plan/compaction-plan.js";
 import { validatePlan } from "../plan/validate-plan.js";
 import { renderPrompt } from "../render/render-prompt.js";
 import { createTokenBudget } from "../tokens/token-budget.js";
@@ -274,5 +274,25 @@ describe("createPipeline", () => {
       plan = out.plan;
       previousActions = plan.actions;
     }
+  });
+
+  it("keeps summarizing a thread whose plan summarized the task before the task was protected", async () => {
+    const later: MessageInput = { id: "u1", role: "user", parts: [text("Now update the docs.")] };
+    const log = ThreadLog.from("t", [...agentRun(12), later]);
+    const old: PlanAction = {
+      kind: "summarize",
+      span: ["u0", "a0", "t0", "a1", "t1"],
+      record: { kind: "summarize", summary: "older", summarizerId: "fixed", promptVersion: "1" },
+      strategy: "summarize",
+      reason: "an older plan",
+    };
+    const plan = extendPlan(emptyPlan("t"), [old], log.length);
+    const pipeline = createPipeline({
+      strategies: [createSummarization({ summarizer: fixedSummarizer(), minSpanGroups: 1 })],
+      fallback: false,
+    });
+    const out = await pipeline.run(input(log, 600, plan));
+    expect(out.ok, JSON.stringify(out.report.steps) + (out.ok ? "" : out.error.message)).toBe(true);
+    expect(out.report.steps.find((s) => s.strategy === "summarize")?.outcome).toBe("applied");
   });
 });
