@@ -76,7 +76,7 @@ async function runTurn<F extends ProviderFormat>(
   // (the whole pipeline) itself instead of failing while a background run is yet to come.
   const waited = !result.ok && result.error instanceof BudgetInfeasibleError && core.inline !== core.full;
   if (waited) {
-    result = await runInline(core, core.full, state, input, budget, calibration.ratio);
+    result = await runInline(core, core.full, state, input, budget, calibration.ratio, false);
     reportSteps(core, "prepareTurn", threadId, result.report);
   }
   if (!result.ok) throw result.error;
@@ -125,17 +125,21 @@ async function runInline<F extends ProviderFormat>(
   input: TurnInput<F>,
   budget: TokenBudget,
   ratio: number,
+  announce = true,
 ): Promise<PipelineResult> {
   const threadId = state.log.threadId;
-  core.events.emit("check_started", threadId, {
-    operation: "prepareTurn",
-    logSeq: state.log.length,
-    planVersion: state.plan.version,
-    target: compactionTarget(budget),
-    calibrationRatio: ratio,
-  });
-  for (const a of input.inputs.rehydrated) {
-    core.events.emit("rehydrated", threadId, { artifactId: a.artifactId, chars: a.content.length });
+  // The check and its rehydrations are announced once per turn, not again when the turn runs the whole pipeline.
+  if (announce) {
+    core.events.emit("check_started", threadId, {
+      operation: "prepareTurn",
+      logSeq: state.log.length,
+      planVersion: state.plan.version,
+      target: compactionTarget(budget),
+      calibrationRatio: ratio,
+    });
+    for (const a of input.inputs.rehydrated) {
+      core.events.emit("rehydrated", threadId, { artifactId: a.artifactId, chars: a.content.length });
+    }
   }
   const result = await pipeline.run({
     log: state.log,
