@@ -273,7 +273,7 @@ function stubToFit(ctx: StrategyContext, name: string, keep: Uint8Array, allowCu
   const plan = withActions(clears);
   const stubbed = { ...ctx, plan, tokens: ctx.measure(plan) };
   if (stubbed.tokens <= ctx.target) return clears;
-  const fewer = dropToFit(stubbed, name, keep, [true]) ?? dropToFit(stubbed, name, keep, [false]);
+  const fewer = dropToFit(stubbed, name, keep, [true, false]);
   return fewer === undefined ? [...drops, ...clears] : [...clears, ...fewer];
 }
 

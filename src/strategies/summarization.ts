@@ -8,6 +8,7 @@ import { resolveForLog } from "../plan/resolve-for-log.js";
 import { spanOfSeqs } from "../plan/span-seqs.js";
 import { summaryText } from "../render/placeholders.js";
 import { renderPrompt } from "../render/render-prompt.js";
+import { textTokenCounter } from "../render/text-excerpt.js";
 import { type SummaryCache, summaryCacheKey } from "../stores/summary-cache.js";
 import { renderedGroupTokens } from "./group-accounting.js";
 import { parseOptions } from "./options.js";
@@ -168,14 +169,6 @@ function visibleMessages(ctx: StrategyContext, span: ReadonlySet<number>): Messa
   return out;
 }
 
-/** Tokens of a text as the renderer counts it inside an assistant message (its framing taken off). */
-function textCounter(ctx: StrategyContext): (text: string) => number {
-  const count = (text: string) =>
-    ctx.counter.countMessage({ role: "assistant", parts: [{ type: "text", text }] });
-  const framing = count("");
-  return (text) => count(text) - framing;
-}
-
 /**
  * The summary cache key's content hash: the fresh messages' content hashes and, when the summary absorbs an
  * earlier one, that summary (its own span hash, text and structure: what the summarizer reads in place of the
@@ -214,7 +207,7 @@ async function summarizeSpan(
       ? {}
       : { previous: { text: previous.record.summary, structured: previous.record.structured ?? {} } }),
     maxTokens,
-    countTokens: textCounter(ctx),
+    countTokens: textTokenCounter(ctx.counter),
     tail: visible,
     ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
   });
