@@ -2,7 +2,7 @@
  * The harness step never gets stuck (DESIGN.md, issue 14): on random threads appended in random batches, with a
  * random budget before every call, a summarizer that answers (or fails) after a random delay, summaries in the background or
  * inline and the harness awaiting `idle()` or not, every `prepareTurn` whose protected core fits returns a request
- * within the budget, valid for the provider. The core's floor is computed independently of the fallback: system
+ * within the budget, valid for the provider, that carries the core's messages verbatim. The core's floor is computed independently of the fallback: system
  * prompt, pinned messages, pending calls, the task, the newest user message and the newest group, every other
  * group dropped and every other tool body stubbed. Only below that floor may a turn fail, and then only with
  * `BudgetInfeasibleError`. Set FC_SEED to replay a failure.
@@ -42,6 +42,13 @@ function slowSummarizer(delayMs: number, failing: boolean): Summarizer {
   };
 }
 
+/** Seqs of the core messages a request must carry verbatim: pinned (system too), the task, the newest user message. */
+function coreSeqs(log: ThreadLog): number[] {
+  const seqs = [...log.pinnedSeqs, log.firstUserSeq, log.lastUserSeq].filter((seq) => seq >= 0);
+  // A message with no parts renders nothing to compare.
+  return [...new Set(seqs)].filter((seq) => log.at(seq)!.parts.length > 0);
+}
+
 interface Setup {
   readonly summarization: "inline" | "background";
   readonly awaitIdle: boolean;
@@ -63,6 +70,7 @@ async function checkThread(
     summarization: setup.summarization,
   });
   let log = ThreadLog.empty("t");
+  let coreCut = false;
   try {
     for (const [i, batch] of batches.entries()) {
       await engine.append("t", batch);
@@ -71,10 +79,23 @@ async function checkThread(
       const budget = Math.max(1, Math.floor(full * shares[i % shares.length]!));
       const format = FORMATS[i % FORMATS.length]!;
       const floor = floorTokens(log, counter, "lastUserMessage", true);
+      // Below the floor the fallback may cut a core message to an excerpt.
+      if (floor > budget) coreCut = true;
       try {
         const prepared = await engine.prepareTurn("t", { format, budget });
         expect(prepared.prompt.tokenCount).toBeLessThanOrEqual(budget);
         expect(validateProviderRequest(format, prepared.request as never)).toEqual([]);
+        // The protected core is sent verbatim whenever it fits: pinned messages (system prompts included), the
+        // task and the newest user message are never compacted, and cut to an excerpt only when it does not fit.
+        // (A core message cut on an earlier, smaller budget stays cut: plans only grow. Not asserted then.)
+        if (floor <= budget && !coreCut) {
+          const verbatim = new Set(
+            prepared.prompt.messages
+              .filter((m) => m.provenance.kind === "original")
+              .flatMap((m) => m.provenance.sourceIds),
+          );
+          for (const seq of coreSeqs(log)) expect(verbatim.has(log.idAt(seq)!)).toBe(true);
+        }
       } catch (error) {
         if (error instanceof RenderValidationError) {
           // Only a thread no provider request can be made of (nothing but a system prompt, say).
