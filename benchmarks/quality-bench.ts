@@ -6,7 +6,8 @@
  * judged by one counter (o200k, OpenAI framing) on the OpenAI Chat request each would send.
  *
  * Quick by default (every trajectory at the 25 % budget); `--full` runs 50 %, 25 % and 10 %. Prints the table
- * and the ratios to the best valid peer, writes benchmarks/results/quality.json and quality.svg.
+ * and the ratios to the best valid peer, writes benchmarks/results/quality.json and quality.svg. While working on
+ * a strategy, `--shares 0.1,0.25` and `--systems engine-idle,langchain` run a part (nothing is written then).
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -26,9 +27,19 @@ import { addTallies, emptyTally, type RunTally } from "./support/quality-tally.j
 import { versionOf } from "./support/quality-versions.js";
 
 const FULL = process.argv.includes("--full");
-const SHARES = FULL ? [0.5, 0.25, 0.1] : [0.25];
 
-const SYSTEMS: ReadonlyArray<QualitySystem> = [
+/** The value after `flag` on the command line, if any. */
+function flagValue(flag: string): string | undefined {
+  const at = process.argv.indexOf(flag);
+  return at < 0 ? undefined : process.argv[at + 1];
+}
+
+/** `--shares 0.1,0.25` picks budgets (shares of the uncompacted final request) instead of the mode's. */
+const SHARES = flagValue("--shares")?.split(",").map(Number) ?? (FULL ? [0.5, 0.25, 0.1] : [0.25]);
+if (SHARES.some((s) => !(s > 0 && s <= 1)))
+  throw new Error("--shares takes shares in (0, 1], comma-separated");
+
+const ALL_SYSTEMS: ReadonlyArray<QualitySystem> = [
   engineSystem(true),
   engineSystem(false),
   pipelineSystem(),
@@ -38,6 +49,13 @@ const SYSTEMS: ReadonlyArray<QualitySystem> = [
   aiSdkSystem(),
   keepNewestSystem(),
 ];
+
+/** `--systems engine-idle,langchain` runs only those (keys as in quality.json); the default runs all. */
+const picked = flagValue("--systems")?.split(",");
+const SYSTEMS = picked === undefined ? ALL_SYSTEMS : ALL_SYSTEMS.filter((s) => picked.includes(s.key));
+if (SYSTEMS.length === 0) {
+  throw new Error(`--systems names none of ${ALL_SYSTEMS.map((s) => s.key).join(", ")}`);
+}
 
 interface RunRecord {
   readonly trajectory: string;
@@ -125,6 +143,8 @@ async function main(): Promise<void> {
     ratios: ratioRows,
     runs: perRun(records),
   };
+  // A partial run (some budgets or systems) is for development: it does not replace the recorded results.
+  if (flagValue("--shares") !== undefined || picked !== undefined) return;
   const dir = join(repoRoot, "benchmarks/results");
   writeFileSync(join(dir, "quality.json"), `${JSON.stringify(out, null, 2)}\n`);
   writeFileSync(join(dir, "quality.svg"), qualityChart(rows, `Retention (bench:quality, ${out.mode})`));
