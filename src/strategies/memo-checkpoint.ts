@@ -13,7 +13,7 @@ import type { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import type { SeqResolution } from "../plan/resolve-for-log.js";
 import { GroupSweep, type SweepState } from "./group-sweep.js";
-import { absorbable, type LastSummary, SUMMARY_PREFIX, summarySweep } from "./summary-span.js";
+import { absorbable, type StackEntry, SUMMARY_PREFIX, summarySweep } from "./summary-span.js";
 import {
   RETENTION_PREFIX,
   ResultFacts,
@@ -86,12 +86,31 @@ function seqsOfRuns(runs: ReadonlyArray<number>): number[] {
   return seqs;
 }
 
-function summaryDataOf(value: unknown): { index: number; runs: ReadonlyArray<number> } {
-  const data = record(value, ["index", "runs"], "summary data");
+interface EncodedEntry {
+  readonly index: number;
+  readonly runs: ReadonlyArray<number>;
+}
+
+function entryOf(value: unknown, what: string): EncodedEntry {
+  const data = record(value, ["index", "runs"], what);
   const index = data.index;
   if (!Number.isSafeInteger(index) || (index as number) < -1)
-    throw new RangeError("summary index must be ≥ -1");
-  return { index: index as number, runs: counts(data.runs, "summary runs") };
+    throw new RangeError(`${what} index must be ≥ -1`);
+  return { index: index as number, runs: counts(data.runs, `${what} runs`) };
+}
+
+/**
+ * A summary sweep's data: `{ stack: [{ index, runs }…] }`, or the one-summary form checkpoints written before
+ * summaries could stack held (`{ index, runs }`, index -1 for none).
+ */
+function summaryDataOf(value: unknown): ReadonlyArray<EncodedEntry> {
+  if (typeof value === "object" && value !== null && "stack" in value) {
+    const { stack } = record(value, ["stack"], "summary data");
+    if (!Array.isArray(stack)) throw new RangeError("summary stack must be an array");
+    return stack.map((entry, i) => entryOf(entry, `summary stack[${i}]`));
+  }
+  const legacy = entryOf(value, "summary data");
+  return legacy.index < 0 ? [] : [legacy];
 }
 
 function factsOf(value: unknown): ResultFactsState {
@@ -120,6 +139,18 @@ function factsOf(value: unknown): ResultFactsState {
   return facts as unknown as ResultFactsState;
 }
 
+/** A stack entry whose seqs are expanded from runs when first read. */
+function lazyEntry({ index, runs }: EncodedEntry): StackEntry {
+  let seqs: number[] | undefined;
+  return {
+    index,
+    get seqs() {
+      seqs ??= seqsOfRuns(runs);
+      return seqs;
+    },
+  };
+}
+
 const summaryKind: MemoKind = {
   prefix: SUMMARY_PREFIX,
   prime: (log, resolution, key) => {
@@ -128,23 +159,24 @@ const summaryKind: MemoKind = {
   },
   sweep: (log, key) => log.peekHistoryMemo(key) as GroupSweep<unknown> | undefined,
   encodeData: (data) => {
-    const { index, seqs } = data as LastSummary;
-    const runs = ascendingRuns(seqs);
-    return runs === undefined ? undefined : { index, runs };
+    const stack: EncodedEntry[] = [];
+    for (const { index, seqs } of data as ReadonlyArray<StackEntry>) {
+      const runs = ascendingRuns(seqs);
+      if (runs === undefined) return undefined;
+      stack.push({ index, runs });
+    }
+    return { stack };
   },
   restore: (log, resolution, key, sweep) => {
-    const { index, runs } = summaryDataOf(sweep.data);
-    if (index >= resolution.plan.actions.length) throw new RangeError(`summary index ${index} past the plan`);
+    const entries = summaryDataOf(sweep.data);
+    for (const { index } of entries) {
+      if (index < 0 || index >= resolution.plan.actions.length) {
+        throw new RangeError(`summary index ${index} is not an action of the plan`);
+      }
+    }
     // The seqs of a summary of most of a long history are many; only the strategy's next sweep reads them
     // (summarization runs in the background by default): expand them then.
-    let seqs: number[] | undefined;
-    const data: LastSummary = {
-      index,
-      get seqs() {
-        seqs ??= seqsOfRuns(runs);
-        return seqs;
-      },
-    };
+    const data = entries.map(lazyEntry);
     summarySweep(log, key.slice(SUMMARY_PREFIX.length)).restore(log, resolution, { ...sweep, data });
   },
 };

@@ -132,9 +132,9 @@ describe("createSummarization", () => {
     expect(summarizer.requests[1]!.maxTokens).toBe(100);
   });
 
-  it("a later summary absorbs the earlier one: one summary in force, the previous one passed to the summarizer", async () => {
+  it("with maxStacked 1 a later summary absorbs the earlier one: one summary in force, the previous one passed to the summarizer", async () => {
     const summarizer = recording();
-    const strategy = createSummarization({ summarizer, target: 2, threshold: 2 });
+    const strategy = createSummarization({ summarizer, target: 2, threshold: 2, maxStacked: 1 });
     const first = ThreadLog.from("t", agentRun(6));
     const one = await runStrategy(strategy, first, emptyPlan("t"));
     const grown = first.append(agentRun(6, 6));
@@ -149,6 +149,60 @@ describe("createSummarization", () => {
     expect(summaryMessages).toHaveLength(1);
     // The summary sits where the oldest summarized message was: right after the user request.
     expect(rendered.messages[2]!.provenance.kind).toBe("summary");
+  });
+
+  it("by default a later summary is stacked after the earlier one, which the request keeps byte for byte", async () => {
+    const summarizer = recording();
+    const strategy = createSummarization({ summarizer, target: 2, threshold: 2 });
+    const first = ThreadLog.from("t", agentRun(6));
+    const one = await runStrategy(strategy, first, emptyPlan("t"));
+    const before = renderPrompt(first, one.plan, { counter: simpleCount }).messages;
+    const grown = first.append(agentRun(6, 6));
+    const two = await runStrategy(strategy, grown, one.plan);
+    const [older, newer] = summaries(two.plan.actions);
+    expect(newer!.span.some((id) => older!.span.includes(id))).toBe(false);
+    expect(summarizer.requests[1]!.previous).toBeUndefined();
+    expect(newer!.reason).toContain("after the earlier summary");
+    const after = renderPrompt(grown, two.plan, { counter: simpleCount }).messages;
+    expect(after.filter((m) => m.provenance.kind === "summary")).toHaveLength(2);
+    // System prompt, user request and the first summary: the same bytes as before, so a prompt cache keeps them.
+    expect(after.slice(0, 3).map((m) => m.contentHash)).toEqual(before.slice(0, 3).map((m) => m.contentHash));
+    expect(after[3]!.provenance.kind).toBe("summary");
+    expect(validatePlan(two.plan, grown)).toEqual([]);
+  });
+
+  it("once maxStacked summaries are in force the next absorbs them all, their texts and fields passed on in order", async () => {
+    const summarizer: Summarizer & { requests: SummaryRequest[] } = {
+      id: "fields",
+      promptVersion: "v1",
+      requests: [],
+      async summarize(request) {
+        this.requests.push(request);
+        const n = this.requests.length;
+        return { text: `summary ${n}`, structured: { decisions: [`decision ${n}`] } };
+      },
+    };
+    const strategy = createSummarization({ summarizer, target: 2, threshold: 2, maxStacked: 2 });
+    let log = ThreadLog.from("t", agentRun(6));
+    let { plan } = await runStrategy(strategy, log, emptyPlan("t"));
+    for (const from of [6, 12]) {
+      log = log.append(agentRun(6, from));
+      ({ plan } = await runStrategy(strategy, log, plan));
+    }
+    expect(summarizer.requests[1]!.previous).toBeUndefined();
+    expect(summarizer.requests[2]!.previous).toEqual({
+      text: "summary 1\n\nsummary 2",
+      structured: { decisions: ["decision 1", "decision 2"] },
+    });
+    const resolution = resolveForLog(plan, log);
+    const last = plan.actions[plan.actions.length - 1]!;
+    expect(last.reason).toContain("absorbing 2 earlier summaries");
+    // Everything the two stacked summaries stood for is now under the third.
+    for (const earlier of summaries(plan.actions).slice(0, 2)) {
+      for (const id of earlier.span) expect(decisionAt(resolution, log.seqOf(id)!)?.action).toBe(last);
+    }
+    const rendered = renderPrompt(log, plan, { counter: simpleCount }).messages;
+    expect(rendered.filter((m) => m.provenance.kind === "summary")).toHaveLength(1);
   });
 
   it("leaves the tail byte-identical: messages after the span render exactly as before", async () => {

@@ -20,7 +20,7 @@ import {
   type StrategyNote,
 } from "./strategy.js";
 import type { Summarizer, SummaryResult } from "./summarizer.js";
-import { absorbable, type Previous } from "./summary-span.js";
+import { absorbable, type StackedSummary } from "./summary-span.js";
 
 /** JSON-shaped options of {@link createSummarization} (the summarizer and cache are passed beside them). */
 export const summarizationOptionsSchema = z.strictObject({
@@ -44,6 +44,13 @@ export const summarizationOptionsSchema = z.strictObject({
    * output kept verbatim. The summary takes only what it needs of it.
    */
   summaryShare: z.number().min(0).max(0.9).optional(),
+  /**
+   * The most summaries kept side by side (default 4). A new summary goes after the earlier ones, which stay
+   * byte-identical, so the request's leading tokens (a provider's prompt cache) survive the compaction; once
+   * there are this many, or the earlier ones leave less than a quarter of the summaries' room, the next summary
+   * absorbs them all. 1 absorbs every time: one summary.
+   */
+  maxStacked: z.number().int().positive().optional(),
 });
 
 /** Options of {@link createSummarization}. */
@@ -60,6 +67,7 @@ interface Settings {
   readonly minSpanGroups: number;
   readonly maxSummaryTokens: number | undefined;
   readonly summaryShare: number;
+  readonly maxStacked: number;
   readonly summarizer: Summarizer;
   readonly cache: SummaryCache | undefined;
 }
@@ -75,48 +83,56 @@ const SEAM_TOKENS = 2;
 interface Accounting {
   /** Rendered tokens per group (index = group index). */
   readonly perGroup: Float64Array;
-  /** Rendered tokens of the summary in force (it is replaced by the new one). */
+  /** Rendered tokens of the summaries the new one absorbs (they go with the span). */
   readonly previousTokens: number;
   /** Tokens of the new summary message without its text (framing and header). */
   readonly overhead: number;
+  /** The least room the span must leave for the new summary's text. */
+  readonly allowance: number;
 }
 
-function accountingOf(ctx: StrategyContext, previous: Previous | undefined, messages: number): Accounting {
+/** Rendered tokens of a summary in force, counted from its record: a restored log may not hold its first source. */
+function summaryTokensOf(ctx: StrategyContext, summary: StackedSummary): number {
+  const text = summaryText(summary.record, summary.seqs.length);
+  return ctx.counter.countMessage({ role: "assistant", parts: [{ type: "text", text }] });
+}
+
+function accountingOf(
+  ctx: StrategyContext,
+  absorbed: ReadonlyArray<StackedSummary>,
+  messages: number,
+  allowance: number,
+): Accounting {
   const perGroup = renderedGroupTokens(ctx.log, ctx.plan, ctx.counter);
-  // Counted from the record, not from the render: a checkpoint-restored log may not hold the summary's first source.
-  const previousTokens =
-    previous === undefined
-      ? 0
-      : ctx.counter.countMessage({
-          role: "assistant",
-          parts: [{ type: "text", text: summaryText(previous.record, previous.seqs.length) }],
-        });
+  let previousTokens = 0;
+  for (const summary of absorbed) previousTokens += summaryTokensOf(ctx, summary);
   const header = summaryText(
     { kind: "summarize", summary: "", summarizerId: "", promptVersion: "" },
     Math.max(messages, 10),
   );
   const overhead = ctx.counter.countMessage({ role: "assistant", parts: [{ type: "text", text: header }] });
-  return { perGroup, previousTokens, overhead: overhead + SEAM_TOKENS };
+  return { perGroup, previousTokens, overhead: overhead + SEAM_TOKENS, allowance };
 }
 
 /**
  * How many of the oldest candidates to summarize: by the count rule, then more while the request would stay over
  * the goal with the smallest summary in place of the span (the verbatim tail stays as long as the goal allows).
+ * `room` is what the goal leaves for the summary's text once that many are gone (infinite when under the goal).
  */
 function spanLength(
   ctx: StrategyContext,
   settings: Settings,
   groups: ReadonlyArray<Group>,
   accounting: () => Accounting,
-) {
+): { count: number; room: number } {
   const maxSpan = Math.max(0, groups.length - settings.minKeepGroups);
   let count = 0;
   if (settings.target !== undefined && groups.length > settings.target + settings.threshold) {
     count = groups.length - settings.target;
   }
+  let room = Number.POSITIVE_INFINITY;
   if (ctx.tokens > ctx.goal) {
-    const { perGroup, previousTokens, overhead } = accounting();
-    const allowance = Math.max(MIN_SUMMARY_TOKENS, Math.floor(ctx.goal * settings.summaryShare));
+    const { perGroup, previousTokens, overhead, allowance } = accounting();
     const smallest = overhead + Math.min(allowance, settings.maxSummaryTokens ?? allowance);
     let saved = previousTokens;
     for (let i = 0; i < groups.length; i++) {
@@ -124,27 +140,34 @@ function spanLength(
       saved += perGroup[groups[i]!.index]!;
       count = Math.max(count, i + 1);
     }
+    const taken = Math.min(count, maxSpan);
+    saved = previousTokens;
+    for (let i = 0; i < taken; i++) saved += perGroup[groups[i]!.index]!;
+    room = ctx.goal - (ctx.tokens - saved) - overhead;
   }
-  return Math.min(count, maxSpan);
+  return { count: Math.min(count, maxSpan), room };
 }
 
 /**
- * The summary's size: the room the goal leaves once the span (and the summary it absorbs) is gone, held between
- * the floor and the cap (`maxSummaryTokens`, else half of what the span costs and at most 8,000). Below the
- * floor the floor wins: a span kept whole would cost more.
+ * The summary's size: the room the goal leaves once the span (and the summaries it absorbs) is gone, held
+ * between the floor and the cap (`maxSummaryTokens`, else half of what the span costs and at most 8,000; a
+ * summary stacked after others also at most the room they leave it). Below the floor the floor wins: a span
+ * kept whole would cost more.
  */
 function summaryTokens(
   ctx: StrategyContext,
   settings: Settings,
   span: ReadonlyArray<Group>,
   { perGroup, previousTokens, overhead }: Accounting,
+  stackedRoom: number | undefined,
 ): number {
   let spanTokens = previousTokens;
   for (const group of span) spanTokens += perGroup[group.index]!;
   const room = ctx.goal - (ctx.tokens - spanTokens) - overhead;
-  const cap =
+  let cap =
     settings.maxSummaryTokens ??
     Math.min(MAX_SUMMARY_TOKENS, Math.max(MIN_SUMMARY_TOKENS, Math.floor(spanTokens / 2)));
+  if (stackedRoom !== undefined) cap = Math.min(cap, stackedRoom);
   return Math.max(MIN_SUMMARY_TOKENS, Math.min(room, cap));
 }
 
@@ -170,22 +193,44 @@ function visibleMessages(ctx: StrategyContext, span: ReadonlySet<number>): Messa
 }
 
 /**
- * The summary cache key's content hash: the fresh messages' content hashes and, when the summary absorbs an
- * earlier one, that summary (its own span hash, text and structure: what the summarizer reads in place of the
- * messages it covers). Chaining keeps a growing summary's hash O(fresh messages) rather than O(span).
+ * The summary cache key's content hash: the fresh messages' content hashes and, when the summary absorbs earlier
+ * ones, those summaries (each one's span hash, text and structure: what the summarizer reads in place of the
+ * messages they cover). Chaining keeps a growing summary's hash O(fresh messages) rather than O(span).
  */
-function spanHashOf(fresh: ReadonlyArray<Message>, previous: Previous | undefined): string {
+function spanHashOf(fresh: ReadonlyArray<Message>, absorbed: ReadonlyArray<StackedSummary>): string {
   const hashes = fresh.map((m) => m.hash);
-  if (previous === undefined) return sha256Hex(hashes.join("\n"));
-  const { spanHash, summary, structured } = previous.record;
-  const absorbed = sha256Hex(canonicalJson({ spanHash, summary, structured }));
-  return sha256Hex([`absorbs ${absorbed}`, ...hashes].join("\n"));
+  if (absorbed.length === 0) return sha256Hex(hashes.join("\n"));
+  const records = absorbed.map(({ record: { spanHash, summary, structured } }) => ({
+    spanHash,
+    summary,
+    structured,
+  }));
+  const absorbs = sha256Hex(canonicalJson(records.length === 1 ? records[0]! : records));
+  return sha256Hex([`absorbs ${absorbs}`, ...hashes].join("\n"));
+}
+
+/** The summaries a new one absorbs as one earlier summary for the summarizer: texts joined, fields in order. */
+function earlierSummary(absorbed: ReadonlyArray<StackedSummary>): SummaryResult | undefined {
+  if (absorbed.length === 0) return undefined;
+  if (absorbed.length === 1) {
+    const { summary, structured } = absorbed[0]!.record;
+    return { text: summary, structured: structured ?? {} };
+  }
+  const structured: Record<string, string[]> = {};
+  for (const { record } of absorbed) {
+    for (const [field, items] of Object.entries(record.structured ?? {})) {
+      const list = structured[field] ?? [];
+      structured[field] = list;
+      for (const item of items as ReadonlyArray<string>) if (!list.includes(item)) list.push(item);
+    }
+  }
+  return { text: absorbed.map((s) => s.record.summary).join("\n\n"), structured };
 }
 
 /** What a summary is asked for: the span's messages, the summary it absorbs and the room it has. */
 interface SpanRequest {
   readonly fresh: ReadonlyArray<Message>;
-  readonly previous: Previous | undefined;
+  readonly previous: SummaryResult | undefined;
   readonly spanHash: string;
   readonly maxTokens: number;
   readonly visible: ReadonlyArray<Message>;
@@ -203,9 +248,7 @@ async function summarizeSpan(
   const result = await summarizer.summarize({
     threadId: ctx.log.threadId,
     messages: fresh,
-    ...(previous === undefined
-      ? {}
-      : { previous: { text: previous.record.summary, structured: previous.record.structured ?? {} } }),
+    ...(previous === undefined ? {} : { previous }),
     maxTokens,
     countTokens: textTokenCounter(ctx.counter),
     tail: visible,
@@ -239,31 +282,74 @@ function failureNote(error: unknown): StrategyNote {
   return { level: "error", code: "summarizer_failed", message, cause: error };
 }
 
+/** Where the next summary goes: after the summaries in force, or in place of them all, and the room it has. */
+interface Placement {
+  /** The summaries in force that the new one absorbs: none (it is stacked after them) or all. */
+  readonly absorbed: ReadonlyArray<StackedSummary>;
+  /** The least room the span must leave for the new summary's text. */
+  readonly allowance: number;
+  /** The most a stacked summary may take: what the ones before it leave of the allowance. */
+  readonly stackedRoom: number | undefined;
+}
+
+/**
+ * The placements worth trying, the prompt cache's favourite first: stacked after the summaries in force (the
+ * request keeps their bytes), while there are fewer than `maxStacked` and they leave a quarter of the summaries'
+ * allowance; then absorbing them all.
+ */
+function placements(
+  ctx: StrategyContext,
+  settings: Settings,
+  stack: ReadonlyArray<StackedSummary>,
+): Placement[] {
+  const allowance = Math.max(MIN_SUMMARY_TOKENS, Math.floor(ctx.goal * settings.summaryShare));
+  const absorb: Placement = { absorbed: stack, allowance, stackedRoom: undefined };
+  if (stack.length === 0 || stack.length >= settings.maxStacked) return [absorb];
+  let room = allowance;
+  for (const summary of stack) room -= summaryTokensOf(ctx, summary);
+  if (room < Math.max(MIN_SUMMARY_TOKENS, allowance / 4)) return [absorb];
+  return [{ absorbed: [], allowance: room, stackedRoom: room }, absorb];
+}
+
 async function propose(ctx: StrategyContext, settings: Settings): Promise<Proposal> {
   const resolution = resolveForLog(ctx.plan, ctx.log);
-  const { previous, groups } = absorbable(ctx.log, resolution, settings.name, ctx.taskSeq ?? -1);
-  let accounting: Accounting | undefined;
-  const account = () => {
-    const messages = (previous?.seqs.length ?? 0) + groups.reduce((n, g) => n + g.seqs.length, 0);
-    accounting ??= accountingOf(ctx, previous, messages);
-    return accounting;
-  };
-  const count = spanLength(ctx, settings, groups, account);
+  const { stack, groups } = absorbable(ctx.log, resolution, settings.name, ctx.taskSeq ?? -1);
+  const messages = groups.reduce((n, g) => n + g.seqs.length, 0);
+  // Stack when that leaves the new summary some room; otherwise absorb the summaries in force too.
+  let chosen: { placement: Placement; count: number; accounting: Accounting | undefined } | undefined;
+  for (const placement of placements(ctx, settings, stack)) {
+    let accounting: Accounting | undefined;
+    const absorbedMessages = placement.absorbed.reduce((n, s) => n + s.seqs.length, 0);
+    const account = () => {
+      accounting ??= accountingOf(ctx, placement.absorbed, messages + absorbedMessages, placement.allowance);
+      return accounting;
+    };
+    const { count, room } = spanLength(ctx, settings, groups, account);
+    chosen = { placement, count, accounting };
+    if (count >= settings.minSpanGroups && room >= MIN_SUMMARY_TOKENS) break;
+  }
+  const { placement, count } = chosen!;
   if (count < settings.minSpanGroups) {
     return {
       actions: [],
       notes: [{ level: "info", code: "nothing_to_do", message: "no span worth summarizing" }],
     };
   }
+  const { absorbed, stackedRoom } = placement;
   const freshSeqs = groups
     .slice(0, count)
     .flatMap((g) => g.seqs)
     .sort((a, b) => a - b);
   const fresh = freshSeqs.map((seq) => ctx.log.at(seq)!);
-  const spanSeqs = mergeAscending(previous?.seqs ?? [], freshSeqs);
-  const spanHash = spanHashOf(fresh, previous);
-  const maxTokens = summaryTokens(ctx, settings, groups.slice(0, count), account());
+  let spanSeqs: number[] = freshSeqs;
+  for (const summary of absorbed) spanSeqs = mergeAscending(summary.seqs, spanSeqs);
+  const spanHash = spanHashOf(fresh, absorbed);
+  const absorbedMessages = absorbed.reduce((n, s) => n + s.seqs.length, 0);
+  const accounting =
+    chosen!.accounting ?? accountingOf(ctx, absorbed, fresh.length + absorbedMessages, placement.allowance);
+  const maxTokens = summaryTokens(ctx, settings, groups.slice(0, count), accounting, stackedRoom);
   const visible = visibleMessages(ctx, new Set(freshSeqs));
+  const previous = earlierSummary(absorbed);
   let result: SummaryResult;
   try {
     result = await summarizeSpan(ctx, settings, { fresh, previous, spanHash, maxTokens, visible });
@@ -271,6 +357,12 @@ async function propose(ctx: StrategyContext, settings: Settings): Promise<Propos
     rethrowNotLoaded(error);
     return { actions: [], notes: [failureNote(error)] };
   }
+  const placed =
+    absorbed.length === 0
+      ? stack.length === 0
+        ? ""
+        : `, after ${stack.length === 1 ? "the earlier summary" : `${stack.length} earlier summaries`}`
+      : `, absorbing ${absorbed.length === 1 ? "the previous summary" : `${absorbed.length} earlier summaries`} of ${absorbedMessages}`;
   const action: PlanAction = {
     kind: "summarize",
     span: spanOfSeqs(ctx.log, spanSeqs),
@@ -283,16 +375,18 @@ async function propose(ctx: StrategyContext, settings: Settings): Promise<Propos
       spanHash,
     },
     strategy: settings.name,
-    reason: `${fresh.length} message(s) of the ${count} oldest group(s) summarized${previous === undefined ? "" : `, absorbing the previous summary of ${previous.seqs.length}`}`,
+    reason: `${fresh.length} message(s) of the ${count} oldest group(s) summarized${placed}`,
   };
   return { actions: [action] };
 }
 
 /**
  * Prefix-ward, chunked summarization through a {@link Summarizer}: the oldest compactable groups become one
- * synthetic summary message; a later run absorbs the earlier summary (its span plus the next oldest groups) so
- * there is one summary, at the position of the oldest summarized message, and the verbatim tail behind it
- * stays byte-identical. Fires by count (`target` + `threshold`, MAF-style hysteresis) and, when the pipeline is
+ * synthetic summary message, at the position of the oldest summarized message, and the verbatim tail behind it
+ * stays byte-identical. A later run stacks its summary after the earlier ones, which stay byte-identical too (a
+ * provider's prompt cache keeps them), until `maxStacked` are in force or they leave too little room; then the
+ * new summary absorbs them all (their spans plus the next oldest groups, their texts and fields handed to the
+ * summarizer as the earlier summary). Fires by count (`target` + `threshold`, MAF-style hysteresis) and, when the pipeline is
  * over its target, summarizes enough groups to reach the goal, keeping at least `minKeepGroups` verbatim.
  * Summaries are cached by span content hash, summarizer id and prompt version. A failed, empty or malformed
  * summary proposes nothing and comes back as an error note; the plan stays as it was.
@@ -313,6 +407,7 @@ export function createSummarization(options: SummarizationOptions): Strategy & {
     minSpanGroups: o.minSpanGroups ?? 2,
     maxSummaryTokens: o.maxSummaryTokens,
     summaryShare: o.summaryShare ?? 0.5,
+    maxStacked: o.maxStacked ?? 4,
     summarizer,
     cache,
   };
