@@ -6,10 +6,10 @@ import {
   createTokenBudget,
   createTokenizer,
   emptyPlan,
-  generateSampleSession,
   pipelineFromConfig,
   ThreadLog,
 } from "../src/index.js";
+import { generateSampleSession } from "../src/sample/index.js";
 
 const { pipeline } = pipelineFromConfig({
   strategies: [

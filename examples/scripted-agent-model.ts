@@ -3,7 +3,7 @@
  * the way a coding agent's model does — mostly parallel tool calls, now and then a plain-text report — so a
  * harness can be driven for hundreds of turns without a real model.
  */
-import { SeededRandom } from "../src/index.js";
+import { SeededRandom } from "../src/sample/index.js";
 
 /** One tool call as the model emits it (`arguments` is JSON text, as the API sends it). */
 export interface ScriptedToolCall {

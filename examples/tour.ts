@@ -9,13 +9,13 @@ import {
   emptyPlan,
   exportTranscript,
   formatPlanDiff,
-  generateSampleSession,
   importTranscript,
   renderPrompt,
   ThreadLog,
   toProviderRequest,
   validateProviderRequest,
 } from "../src/index.js";
+import { generateSampleSession } from "../src/sample/index.js";
 
 const jsonlText = exportTranscript(
   ThreadLog.from("sample", generateSampleSession({ messages: 400, seed: 3 })),

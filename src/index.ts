@@ -1,4 +1,6 @@
-// The public API of context-ledger. Everything a harness, an auditor or the CLI needs is exported here by name.
+// The public API of context-ledger: what a harness, an auditor or a pipeline configuration needs, by name.
+// Building blocks for custom strategies and stores are in `context-ledger/extend`; the sample-session
+// generator used by the demo and examples is in `context-ledger/sample`.
 
 export type { AppendResult } from "./engine/append-messages.js";
 export type { PlanDiffResult, RenderedThread, RenderOptionsForThread } from "./engine/audit-views.js";
@@ -16,7 +18,7 @@ export type {
 export type { ContextEngineOptions, SummarizationMode } from "./engine/engine-options.js";
 export { engineSettingsSchema } from "./engine/engine-options.js";
 export type { ExplainRow, Explanation, MessageFate } from "./engine/explain.js";
-export { describeTotals, explanationTable, formatExplanation } from "./engine/explain.js";
+export { formatExplanation } from "./engine/explain.js";
 export type { LoggingEmitterOptions } from "./engine/logging-emitter.js";
 export { createLoggingEmitter } from "./engine/logging-emitter.js";
 export type { CompactOptions, CompactResult } from "./engine/maintenance.js";
@@ -38,7 +40,6 @@ export {
   VersionConflictError,
 } from "./errors/ledger-error.js";
 
-export { canonicalJson, hashMessageContent, sha256Hex } from "./log/canonical-json.js";
 export type { Group, GroupKind } from "./log/groups.js";
 export type { ParsedTranscript, TranscriptOptions } from "./log/import-jsonl.js";
 export {
@@ -92,8 +93,6 @@ export { diffPlans, formatPlanDiff } from "./plan/diff-plans.js";
 export type { FateCounts, FinalStates } from "./plan/final-states.js";
 export { describeFates, FATE_OF, finalStates } from "./plan/final-states.js";
 export { parsePlan, planSchema, serializePlan } from "./plan/plan-schema.js";
-export type { SeqResolution } from "./plan/resolve-for-log.js";
-export { decisionAt, resolveForLog } from "./plan/resolve-for-log.js";
 export type { Decision, Overlap, ResolvedPlan } from "./plan/resolve-plan.js";
 export { kindOf, normalizePlan, resolvePlan } from "./plan/resolve-plan.js";
 export type { PlanProblem } from "./plan/validate-plan.js";
@@ -110,7 +109,7 @@ export { toOpenAIChat } from "./render/openai-chat-adapter.js";
 export type { OpenAIResponsesRequest } from "./render/openai-responses-adapter.js";
 export { toOpenAIResponses } from "./render/openai-responses-adapter.js";
 export { RENDER_FORMAT_VERSION } from "./render/placeholders.js";
-export { hashRendered, unchangedLeadingTokens } from "./render/prompt-hash.js";
+export { unchangedLeadingTokens } from "./render/prompt-hash.js";
 export type { ProviderFormat, ProviderRequestMap } from "./render/provider-rules.js";
 export {
   assertValid,
@@ -131,10 +130,6 @@ export type { Provenance, RenderedKind, RenderedMessage, RenderedPrompt } from "
 export type { ExcerptOptions, Omitted, TextExcerpt } from "./render/text-excerpt.js";
 export { estimateTokens, excerptText, omissionMarker, textTokenCounter } from "./render/text-excerpt.js";
 
-export type { SampleSessionOptions } from "./sample/sample-session.js";
-export { generateSampleSession } from "./sample/sample-session.js";
-export { SeededRandom } from "./sample/seeded-random.js";
-
 export type {
   Artifact,
   ArtifactInput,
@@ -143,8 +138,6 @@ export type {
   SecurityContext,
 } from "./stores/artifact-store.js";
 export { mayRead } from "./stores/artifact-store.js";
-export type { CheckpointStore, ThreadCheckpoint } from "./stores/checkpoint-store.js";
-export { CHECKPOINTS_KEPT } from "./stores/checkpoint-store.js";
 export type { LogStore, SeqRange, StoredMessage, TokenCounts, TokenCountUpdate } from "./stores/log-store.js";
 export type {
   MemoryArtifactStore,
@@ -168,11 +161,7 @@ export { dropOldestToFit } from "./strategies/drop-oldest-to-fit.js";
 export type { ExternalizationOptions } from "./strategies/externalization.js";
 export { createExternalization, externalizationOptionsSchema } from "./strategies/externalization.js";
 export type { HardFallbackOptions } from "./strategies/hard-fallback.js";
-export {
-  createHardFallback,
-  hardFallbackOptionsSchema,
-  protectedGroups,
-} from "./strategies/hard-fallback.js";
+export { createHardFallback, hardFallbackOptionsSchema } from "./strategies/hard-fallback.js";
 export type { OversizedExcerptOptions } from "./strategies/oversized-excerpt.js";
 export { createOversizedExcerpt, oversizedExcerptOptionsSchema } from "./strategies/oversized-excerpt.js";
 export type {
@@ -201,8 +190,6 @@ export {
 } from "./strategies/pipeline-config.js";
 export type { RollingWindowOptions } from "./strategies/rolling-window.js";
 export { createRollingWindow, rollingWindowOptionsSchema } from "./strategies/rolling-window.js";
-export type { Rarity, SalientLineOptions } from "./strategies/salient-lines.js";
-export { rarityOf, salientLines, wordsOf } from "./strategies/salient-lines.js";
 export type { SlidingWindowOptions } from "./strategies/sliding-window.js";
 export { createSlidingWindow, slidingWindowOptionsSchema } from "./strategies/sliding-window.js";
 export type {

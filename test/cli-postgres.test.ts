@@ -3,7 +3,8 @@
  * `initdb`. Skipped with a message when no server binary is found, except in CI (CI=true), where that fails.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exportTranscript, generateSampleSession, ThreadLog } from "../src/index.js";
+import { exportTranscript, ThreadLog } from "../src/index.js";
+import { generateSampleSession } from "../src/sample/index.js";
 import { jsonOf, runInProcess } from "./support/cli-run.js";
 import {
   type PostgresCluster,

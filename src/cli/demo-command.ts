@@ -9,10 +9,9 @@ import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
+import { describeTotals, explanationTable } from "../engine/explain.js";
 import {
   type ContextEngine,
-  describeTotals,
-  explanationTable,
   type MessageInput,
   type ProviderFormat,
   type Stores,

@@ -2,13 +2,8 @@
  * The demo's input: a generated agent session (no shared data needed), split into the part that is ingested as
  * a JSONL file and the turns a harness appends afterwards, one model call each.
  */
-import {
-  exportTranscript,
-  generateSampleSession,
-  type MessageInput,
-  splitAtReplies,
-  ThreadLog,
-} from "../index.js";
+import { exportTranscript, type MessageInput, splitAtReplies, ThreadLog } from "../index.js";
+import { generateSampleSession } from "../sample/index.js";
 
 /** The session the demo runs. */
 export interface DemoSession {

@@ -3,7 +3,8 @@
  * summarized, externalized or dropped, its tokens, and the strategy and reason behind it.
  */
 import { z } from "zod";
-import { type ContextEngine, describeTotals, type Explanation, explanationTable } from "../index.js";
+import { describeTotals, explanationTable } from "../engine/explain.js";
+import type { ContextEngine, Explanation } from "../index.js";
 import { nonEmpty, planVersion } from "./cli-args.js";
 import { defineCommand } from "./cli-command.js";
 import { requireThread, withEngine } from "./cli-engine.js";

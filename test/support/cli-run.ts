@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "../../src/cli/cli.js";
 import type { CliIo } from "../../src/cli/cli-io.js";
-import { exportTranscript, generateSampleSession, ThreadLog } from "../../src/index.js";
+import { exportTranscript, ThreadLog } from "../../src/index.js";
+import { generateSampleSession } from "../../src/sample/index.js";
 import { repoRoot } from "./repo-root.js";
 
 /** What a CLI run printed and returned. */

@@ -1,0 +1,13 @@
+// `context-ledger/extend`: building blocks for people who write their own strategies, stores or audit tools.
+// They expose how the library works inside (resolution tables, salience scoring, hashes, checkpoint records),
+// so they may change between minor versions more readily than the main entry point's API.
+
+export { canonicalJson, hashMessageContent, sha256Hex } from "./log/canonical-json.js";
+export type { SeqResolution } from "./plan/resolve-for-log.js";
+export { decisionAt, resolveForLog } from "./plan/resolve-for-log.js";
+export { hashRendered } from "./render/prompt-hash.js";
+export type { CheckpointStore, ThreadCheckpoint } from "./stores/checkpoint-store.js";
+export { CHECKPOINTS_KEPT } from "./stores/checkpoint-store.js";
+export { protectedGroups } from "./strategies/hard-fallback.js";
+export type { Rarity, SalientLineOptions } from "./strategies/salient-lines.js";
+export { rarityOf, salientLines, wordsOf } from "./strategies/salient-lines.js";
