@@ -53,7 +53,7 @@ export type Part = TextPart | ToolCallPart | ToolResultPart | ReasoningPart | Me
 /** The tag of a part. */
 export type PartType = Part["type"];
 
-/** How a tool's result may be treated by compaction (see DESIGN.md, tool-result retention). */
+/** How a tool's result may be treated by compaction (the tool-result retention strategy reads it). */
 export type Durability = "ephemeral" | "anchoring" | "replayable" | "non-replayable";
 
 /** Who may see a message or artifact. */

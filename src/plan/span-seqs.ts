@@ -3,7 +3,7 @@ import type { ThreadLog } from "../log/thread-log.js";
 
 /**
  * Spans built from seqs remember where their ids are. A strategy knows the seqs of the messages it names; the
- * plan stores their ids (DESIGN.md: explicit ids, never index ranges), and resolution would otherwise map each
+ * plan stores their ids (explicit ids, never index ranges: docs/ARCHITECTURE.md), and resolution would otherwise map each
  * id back to its seq — for a drop span over a 100,000-message thread, 100,000 string comparisons every time a
  * new plan is resolved. A history's seq → id table only grows, so the runs of seqs recorded here stay true for
  * every log value of that history; plans read back from a store carry no runs and resolve by id as before.
