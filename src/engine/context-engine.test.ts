@@ -356,7 +356,7 @@ describe("prepareTurn", () => {
   it("rejects an unknown format before touching the stores", async () => {
     const { engine } = harness(createMemoryStores());
     await expect(engine.prepareTurn("t", { format: "gemini" as never })).rejects.toThrow(
-      /format must be one of/,
+      /option format: must be one of openai, responses, anthropic/,
     );
   });
 

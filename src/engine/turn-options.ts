@@ -1,4 +1,6 @@
+import { z } from "zod";
 import { ValidationError } from "../errors/ledger-error.js";
+import { formatIssuePath } from "../log/message-schema.js";
 import type { ActionKind } from "../plan/compaction-plan.js";
 import type { ProviderFormat, ProviderRequestMap } from "../render/provider-rules.js";
 import type { Injection, RehydratedArtifact } from "../render/render-prompt.js";
@@ -105,24 +107,49 @@ export interface TurnInput<F extends ProviderFormat> {
   readonly signal: AbortSignal | undefined;
 }
 
-/** Checks `prepareTurn`'s options (format, model) and resolves the turn's budget and inputs. */
+const nonEmpty = z.string().min(1, "must be a non-empty string");
+
+/**
+ * The shape of `prepareTurn`'s options: every field typed, unknown keys refused (a misspelt `budjet` would
+ * otherwise be ignored and the engine's budget used). A budget object is checked by `createTokenBudget`.
+ */
+const turnOptionsSchema = z.strictObject({
+  format: z.enum(FORMATS as [ProviderFormat, ...ProviderFormat[]], {
+    error: (issue) => `must be one of ${FORMATS.join(", ")}, got ${JSON.stringify(issue.input)}`,
+  }),
+  injected: z
+    .array(z.union([z.string(), z.strictObject({ text: z.string(), role: z.enum(["user", "system"]).optional() })]), {
+      error: "must be an array of strings or { text, role? } objects",
+    })
+    .optional(),
+  rehydrated: z
+    .array(z.strictObject({ artifactId: nonEmpty, content: z.string(), truncated: z.boolean().optional() }), {
+      error: "must be an array of { artifactId, content, truncated? } objects",
+    })
+    .optional(),
+  model: nonEmpty.optional(),
+  budget: z
+    .union([z.number().int().positive(), z.looseObject({})], {
+      error: "must be a positive whole number of tokens, or a token budget (object)",
+    })
+    .optional(),
+  signal: z.instanceof(AbortSignal, { error: "must be an AbortSignal" }).optional(),
+});
+
+/** Checks `prepareTurn`'s options, naming the field that is wrong, and resolves the turn's budget and inputs. */
 export function parseTurn<F extends ProviderFormat>(
   core: EngineCore,
   threadId: string,
   o: PrepareTurnOptions<F>,
 ): TurnInput<F> {
-  const where = { threadId };
-  if (!FORMATS.includes(o?.format)) {
-    throw new ValidationError(
-      `format must be one of ${FORMATS.join(", ")}, got ${JSON.stringify(o?.format)}`,
-      {
-        ...where,
-        field: "format",
-      },
-    );
-  }
-  if (o.model !== undefined && (typeof o.model !== "string" || o.model === "")) {
-    throw new ValidationError("model must be a non-empty string", { ...where, field: "model" });
+  const parsed = turnOptionsSchema.safeParse(o);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = formatIssuePath(issue.path, issue as { code?: string; keys?: ReadonlyArray<string> });
+    const what = field === "" ? "prepareTurn options" : `prepareTurn option ${field}`;
+    throw new ValidationError(`${what}: ${issue.message}`, field === "" ? { threadId } : { threadId, field }, {
+      cause: parsed.error,
+    });
   }
   const injections = (o.injected ?? []).map((i): Injection => (typeof i === "string" ? { text: i } : i));
   const inputs: TurnInputs = { injections, rehydrated: o.rehydrated ?? [], pendingCalls: core.pendingCalls };
