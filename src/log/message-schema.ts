@@ -39,6 +39,55 @@ export const partSchema = z.discriminatedUnion("type", [
     .strict(),
 ]);
 
+/** How deep caller-supplied metadata may nest (objects and arrays); deeper is refused, not walked. */
+export const MAX_META_DEPTH = 32;
+
+/** The longest message id accepted, in UTF-16 code units. */
+export const MAX_ID_LENGTH = 512;
+
+/**
+ * Why `value` is not plain JSON within `maxDepth` levels, with the path to the offending value, or undefined.
+ * Walked with an explicit stack: a value nested thousands deep is refused with its path, never a stack overflow.
+ */
+export function jsonProblem(
+  value: unknown,
+  maxDepth: number,
+): { readonly path: PropertyKey[]; readonly message: string } | undefined {
+  const stack: Array<{ value: unknown; path: PropertyKey[] }> = [{ value, path: [] }];
+  while (stack.length > 0) {
+    const { value: v, path } = stack.pop()!;
+    if (v === null || typeof v === "string" || typeof v === "boolean") continue;
+    if (typeof v === "number") {
+      if (!Number.isFinite(v))
+        return { path, message: "must be a finite number (JSON has no NaN or Infinity)" };
+      continue;
+    }
+    const isArray = Array.isArray(v);
+    if (!isArray && (typeof v !== "object" || Object.getPrototypeOf(v) !== Object.prototype)) {
+      return {
+        path,
+        message: `must be JSON (string, number, boolean, null, array or plain object), got ${typeof v}`,
+      };
+    }
+    if (path.length >= maxDepth) return { path, message: `nests deeper than ${maxDepth} levels` };
+    const entries: Array<[PropertyKey, unknown]> = isArray
+      ? (v as unknown[]).map((item, i) => [i, item])
+      : Object.entries(v as Record<string, unknown>);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, item] = entries[i]!;
+      stack.push({ value: item, path: [...path, key] });
+    }
+  }
+  return undefined;
+}
+
+/** A JSON value within the metadata depth bound (see {@link jsonProblem}). */
+const metaValue = z.unknown().superRefine((value, ctx) => {
+  // One level is the meta object itself.
+  const problem = jsonProblem(value, MAX_META_DEPTH - 1);
+  if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem.message, path: problem.path });
+});
+
 /** zod schema of message metadata: the known fields are typed, callers may add JSON-serializable fields. */
 export const metaSchema = z
   .object({
@@ -49,12 +98,17 @@ export const metaSchema = z
     pinned: z.boolean().optional(),
     createdAt: z.string().optional(),
   })
-  .catchall(z.json());
+  .catchall(metaValue);
 
 /** zod schema of a message given to `ThreadLog.append`. */
 export const messageInputSchema = z
   .object({
-    id: z.string().min(1, "must be a non-empty string").optional(),
+    id: z
+      .string()
+      .min(1, "must be a non-empty string")
+      .max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`)
+      .refine((id) => !id.includes("\u0000"), "must not contain a NUL character")
+      .optional(),
     role: z.enum(["system", "user", "assistant", "tool"]),
     parts: z.array(partSchema),
     meta: metaSchema.optional(),

@@ -662,3 +662,41 @@ function checkGroupInvariants(log: ThreadLog): void {
       expect(log.groupIndexOf(callSeq)).toBe(log.groupIndexOf(m.seq));
   }
 }
+
+describe("metadata and ids beyond the bounds", () => {
+  const deep = (n: number): unknown => {
+    let v: unknown = "leaf";
+    for (let i = 0; i < n; i++) v = { a: v };
+    return v;
+  };
+
+  it("refuses metadata nested 2,000 deep with a ValidationError naming the field, not a stack overflow", () => {
+    const log = ThreadLog.empty("t");
+    const attempt = () =>
+      log.append([
+        { role: "user", parts: [{ type: "text", text: "hi" }], meta: { trace: deep(2_000) } as never },
+      ]);
+    expect(attempt).toThrow(ValidationError);
+    expect(attempt).toThrow(/nests deeper than 31 levels/);
+    expect(attempt).toThrow(/meta\.trace\.a\.a/);
+    expect(log.length).toBe(0);
+  });
+
+  it("accepts metadata as deep as the bound, and refuses values JSON cannot hold", () => {
+    const log = ThreadLog.empty("t").append([
+      { role: "user", parts: [{ type: "text", text: "hi" }], meta: { trace: deep(30) } as never },
+    ]);
+    expect(log.length).toBe(1);
+    const nan = () => log.append([{ role: "user", parts: [], meta: { score: Number.NaN } as never }]);
+    expect(nan).toThrow(/finite.*meta\.score/s);
+    const date = () => log.append([{ role: "user", parts: [], meta: { at: new Date(0) } as never }]);
+    expect(date).toThrow(/plain object/);
+  });
+
+  it("refuses a message id with a NUL character or longer than 512 characters", () => {
+    const log = ThreadLog.empty("t");
+    expect(() => log.append([{ id: "a\u0000b", role: "user", parts: [] }])).toThrow(/NUL/);
+    expect(() => log.append([{ id: "x".repeat(513), role: "user", parts: [] }])).toThrow(/at most 512/);
+    expect(log.append([{ id: "x".repeat(512), role: "user", parts: [] }]).length).toBe(1);
+  });
+});
