@@ -3,6 +3,7 @@
  * budget, an unknown thread, …) exits 1 with a message naming what and where, and leaves the thread's log
  * length and plan version unchanged; `--help` works on every command.
  */
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -71,6 +72,18 @@ describe("bad input exits 1, names what and where, and leaves the thread unchang
       expect((await cli(db, "render", "--thread", "fresh")).stderr).toMatch(/thread "fresh" not found/);
     });
   }
+
+  it("ingest of a file that is not UTF-8 names the line and byte, and appends nothing", async () => {
+    // Line 3 holds a Latin-1 "é" (0xE9 followed by a quote): U+FFFD would have been stored silently.
+    const head = Buffer.from(`${good.slice(0, 2).join("\n")}\n{"role":"user","content":"caf`);
+    const bytes = Buffer.concat([head, Buffer.from([0xe9]), Buffer.from('"}\n')]);
+    const path = join(sandbox.dir, "latin1.jsonl");
+    writeFileSync(path, bytes);
+    const run = await cli(db, "ingest", path, "--thread", thread);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/not valid UTF-8: byte 0xe9 at byte 29 of the line.*line 3\b/);
+    expect(await stateOf(db, thread)).toEqual(before);
+  });
 
   const badCommands: ReadonlyArray<readonly [string, ReadonlyArray<string>, RegExp]> = [
     [

@@ -3,6 +3,7 @@
  * streams, and the real entry point wires it to `process`.
  */
 import { ValidationError } from "../index.js";
+import { decodeUtf8 } from "../log/utf8-text.js";
 
 /** The streams, environment and terminal facts a command may use. */
 export interface CliIo {
@@ -41,7 +42,7 @@ export function processIo(): CliIo {
       }
       const chunks: Buffer[] = [];
       for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-      return Buffer.concat(chunks).toString("utf8");
+      return decodeUtf8(Buffer.concat(chunks), "standard input");
     },
     errIsTTY: process.stderr.isTTY === true,
     env: process.env,

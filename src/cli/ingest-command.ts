@@ -6,6 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { atTranscriptLine, type ContextEngine, parseTranscriptLines, ValidationError } from "../index.js";
+import { decodeUtf8 } from "../log/utf8-text.js";
 import { nonEmpty } from "./cli-args.js";
 import { type CliContext, defineCommand } from "./cli-command.js";
 import { withEngine } from "./cli-engine.js";
@@ -17,13 +18,15 @@ const LARGE_FILE_CHARS = 1_000_000;
 
 async function readSource(file: string, context: CliContext): Promise<string> {
   if (file === "-") return context.io.readStdin();
+  let bytes: Uint8Array;
   try {
-    return await readFile(file, "utf8");
+    bytes = await readFile(file);
   } catch (error) {
     throw new ValidationError(`cannot read transcript ${file}: ${(error as Error).message}`, {
       field: "FILE",
     });
   }
+  return decodeUtf8(bytes, file);
 }
 
 /** What an ingest wrote. */

@@ -15,6 +15,7 @@ import {
   transcriptKeysByRole,
   transcriptLineSchema,
 } from "./transcript-line-schema.js";
+import { decodeUtf8 } from "./utf8-text.js";
 
 /** Options of the transcript import functions. */
 export interface TranscriptOptions {
@@ -122,9 +123,13 @@ export function importTranscript(log: ThreadLog, text: string, options?: Transcr
   }
 }
 
-/** Reads a JSONL transcript file (UTF-8) and imports it; `meta.source` defaults to the path. */
+/**
+ * Reads a JSONL transcript file and imports it; `meta.source` defaults to the path. A file that is not UTF-8 is
+ * refused with the line and byte offset of the first bad byte.
+ */
 export function readTranscriptFile(log: ThreadLog, path: string, options?: TranscriptOptions): ThreadLog {
-  return importTranscript(log, readFileSync(path, "utf8"), { source: options?.source ?? path });
+  const text = decodeUtf8(readFileSync(path), path);
+  return importTranscript(log, text, { source: options?.source ?? path });
 }
 
 /**
