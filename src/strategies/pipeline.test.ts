@@ -255,6 +255,13 @@ describe("createPipeline", () => {
 
   it("rejects bad options and duplicate names with the field", () => {
     expect(() => createPipeline({ strategies: [], goalRatio: 2 })).toThrow(ValidationError);
+    // 0 would aim every compaction at an empty history; minGain is a whole number of tokens.
+    expect(() => createPipeline({ strategies: [], goalRatio: 0 })).toThrow(/goalRatio must be more than 0/);
+    expect(() => createPipeline({ strategies: [], goalRatio: Number.NaN })).toThrow(/goalRatio/);
+    for (const minGain of [-5, Number.NaN, 1.5]) {
+      expect(() => createPipeline({ strategies: [], minGain })).toThrow(/minGain must be a whole number/);
+    }
+    expect(createPipeline({ strategies: [], goalRatio: 1, minGain: 0 }).strategies).toEqual([]);
     const twice = [clearing(["t0"]), clearing(["t1"])] as PipelineStrategy[];
     expect(() => createPipeline({ strategies: twice })).toThrow(/strategies\[1\]\.name/);
     expect(() => createHardFallback({ protect: "everything" } as never)).toThrow(/protect/);

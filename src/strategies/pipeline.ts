@@ -112,6 +112,28 @@ function positive(value: number | undefined, field: string, fallback: number, ma
   return value;
 }
 
+/** `goalRatio`: a share of the target in (0, 1]; 0 would ask every compaction to empty the history. */
+function goalRatioOf(value: number | undefined): number {
+  if (value === undefined) return 0.8;
+  if (typeof value !== "number" || !(value > 0 && value <= 1)) {
+    throw new ValidationError(`pipeline option goalRatio must be more than 0 and at most 1, got ${value}`, {
+      field: "goalRatio",
+    });
+  }
+  return value;
+}
+
+/** `minGain`: a whole number of tokens, 0 or more (undefined: a tenth of the target, decided per run). */
+function minGainOf(value: number | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+    throw new ValidationError(`pipeline option minGain must be a whole number of tokens ≥ 0, got ${value}`, {
+      field: "minGain",
+    });
+  }
+  return value;
+}
+
 /**
  * Builds a pipeline. Each run: free strategies always run (their small proposals wait while under target),
  * model strategies run only while over target (or when due by their own rule), the fallback last; every
@@ -139,8 +161,8 @@ export function createPipeline(options: PipelineOptions): Pipeline {
   const settings = {
     strategies,
     fallback: options.fallback === false ? undefined : (options.fallback ?? createHardFallback()),
-    goalRatio: positive(options.goalRatio, "goalRatio", 0.8, 1),
-    minGain: options.minGain,
+    goalRatio: goalRatioOf(options.goalRatio),
+    minGain: minGainOf(options.minGain),
     maxAttempts: Math.max(1, Math.floor(positive(options.maxAttempts, "maxAttempts", 1))),
     failureCooldown: Math.floor(positive(options.failureCooldown, "failureCooldown", 3)),
     formats: options.formats ?? ["openai", "responses", "anthropic"],
