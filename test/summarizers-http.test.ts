@@ -214,6 +214,19 @@ describe.each(providers)("$name summarizer over HTTP", (provider) => {
     expect(await reasonOf(provider.summarizer(server).summarize(request()))).toBe("failed");
   });
 
+  it("reports an HTML page served with HTTP 200 (a proxy's login page) as malformed", async () => {
+    const page = "<!doctype html><html><body>Sign in to continue</body></html>";
+    server.enqueue({ kind: "raw", status: 200, body: page, contentType: "text/html" });
+    const attempt = provider.summarizer(server).summarize(request());
+    expect(await reasonOf(attempt)).toBe("malformed");
+    await expect(attempt).rejects.toThrow(/not a model answer: "<!doctype html>/);
+  });
+
+  it("reports a JSON body that is not a model answer as malformed", async () => {
+    server.enqueue({ kind: "raw", status: 200, body: '{"status":"ok"}' });
+    expect(await reasonOf(provider.summarizer(server).summarize(request()))).toBe("malformed");
+  });
+
   it("stops when the caller aborts, before or during the call", async () => {
     const controller = new AbortController();
     server.enqueue(replyWith(GOOD, { delayMs: 2_000 }));

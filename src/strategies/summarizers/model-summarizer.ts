@@ -143,7 +143,7 @@ export function createModelSummarizer<Client, Response, E extends StatusError>(
         }),
       (error) => classify(id, error, request.threadId, provider),
     );
-    const { text, cut } = provider.read(response, empty);
+    const { text, cut } = readAnswer(id, provider, response, empty, request.threadId);
     if (cut && (text ?? "").trim() === "") empty(provider.cutBeforeText(maxOutput));
     return summaryFromAnswer(id, text, { cut, request, countTokens: options.countTokens });
   }
@@ -217,4 +217,35 @@ function classify<E extends StatusError>(
     if (status >= 400) return fail("bad_request", detail);
   }
   return fail("failed", error instanceof Error ? error.message : String(error));
+}
+
+/**
+ * The provider's reading of a response, with anything that is not the response object it expects (an HTML page
+ * served with HTTP 200 by a proxy, a JSON error body, a string) turned into a "malformed" `SummarizerError`
+ * instead of a `TypeError` from reading its fields.
+ */
+function readAnswer<Response>(
+  id: string,
+  provider: { readonly read: (response: Response, empty: (problem: string) => never) => ModelAnswer },
+  response: Response,
+  empty: (problem: string) => never,
+  threadId: string,
+): ModelAnswer {
+  const malformed = (cause?: unknown): never => {
+    const shown = typeof response === "string" ? response : JSON.stringify(response ?? null);
+    const preview = JSON.stringify((shown ?? "").slice(0, 80));
+    throw new SummarizerError(id, "malformed", `the response is not a model answer: ${preview}`, { threadId }, {
+      ...(cause === undefined ? {} : { cause }),
+    });
+  };
+  if (typeof response !== "object" || response === null) return malformed();
+  let answer: ModelAnswer;
+  try {
+    answer = provider.read(response, empty);
+  } catch (error) {
+    if (error instanceof SummarizerError) throw error;
+    return malformed(error);
+  }
+  if (answer.text !== null && answer.text !== undefined && typeof answer.text !== "string") return malformed();
+  return answer;
 }
