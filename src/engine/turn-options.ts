@@ -118,9 +118,15 @@ const turnOptionsSchema = z.strictObject({
     error: (issue) => `must be one of ${FORMATS.join(", ")}, got ${JSON.stringify(issue.input)}`,
   }),
   injected: z
-    .array(z.union([z.string(), z.strictObject({ text: z.string(), role: z.enum(["user", "system"]).optional() })]), {
-      error: "must be an array of strings or { text, role? } objects",
-    })
+    .array(
+      z.union([
+        z.string(),
+        z.strictObject({ text: z.string(), role: z.enum(["user", "system"]).optional() }),
+      ]),
+      {
+        error: "must be an array of strings or { text, role? } objects",
+      },
+    )
     .optional(),
   rehydrated: z
     .array(z.strictObject({ artifactId: nonEmpty, content: z.string(), truncated: z.boolean().optional() }), {
@@ -147,9 +153,13 @@ export function parseTurn<F extends ProviderFormat>(
     const issue = parsed.error.issues[0]!;
     const field = formatIssuePath(issue.path, issue as { code?: string; keys?: ReadonlyArray<string> });
     const what = field === "" ? "prepareTurn options" : `prepareTurn option ${field}`;
-    throw new ValidationError(`${what}: ${issue.message}`, field === "" ? { threadId } : { threadId, field }, {
-      cause: parsed.error,
-    });
+    throw new ValidationError(
+      `${what}: ${issue.message}`,
+      field === "" ? { threadId } : { threadId, field },
+      {
+        cause: parsed.error,
+      },
+    );
   }
   const injections = (o.injected ?? []).map((i): Injection => (typeof i === "string" ? { text: i } : i));
   const inputs: TurnInputs = { injections, rehydrated: o.rehydrated ?? [], pendingCalls: core.pendingCalls };

@@ -96,14 +96,24 @@ export class VersionConflictError extends LedgerError {
 
 /** Nothing can make the request fit: the pinned content alone exceeds the budget. */
 export class BudgetInfeasibleError extends LedgerError {
+  /** What could not fit, in words (the message adds the figures). */
+  readonly problem: string;
   readonly required: number;
   readonly available: number;
-  constructor(problem: string, required: number, available: number, where: ErrorLocation = {}) {
+  constructor(
+    problem: string,
+    required: number,
+    available: number,
+    where: ErrorLocation = {},
+    options?: { cause?: unknown },
+  ) {
     super(
       "BUDGET_INFEASIBLE",
       `${problem}: needs ${required} tokens but only ${available} are available (over by ${required - available})`,
       where,
+      options,
     );
+    this.problem = problem;
     this.required = required;
     this.available = available;
   }

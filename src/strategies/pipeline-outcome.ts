@@ -64,7 +64,33 @@ function report(run: Run, requestTokens: number): PipelineReport {
 }
 
 export function failure(run: Run, error: LedgerError): PipelineResult {
-  return { ok: false, plan: run.input.plan, error, report: report(run, run.tokens) };
+  return {
+    ok: false,
+    plan: run.input.plan,
+    error: withFailedSteps(run, error),
+    report: report(run, run.tokens),
+  };
+}
+
+/**
+ * A budget failure after a strategy failed (a summarizer rate-limited, timed out, answered garbage) names that
+ * cause first: the budget is the consequence. The first failed step's error becomes the `cause`.
+ */
+function withFailedSteps(run: Run, error: LedgerError): LedgerError {
+  if (!(error instanceof BudgetInfeasibleError)) return error;
+  const failed = run.steps.filter((s) => s.outcome === "failed");
+  if (failed.length === 0) return error;
+  const causes = failed.map((s) => `${s.strategy} failed (${s.detail ?? "no detail"})`).join("; ");
+  const cause = failed
+    .flatMap((s) => s.notes)
+    .find((n) => n.level === "error" && n.cause !== undefined)?.cause;
+  return new BudgetInfeasibleError(
+    `${causes}, so ${error.problem}`,
+    error.required,
+    error.available,
+    error.where,
+    { cause: cause ?? error },
+  );
 }
 
 /** Renders the request the run settled on and checks it: budget, injection reserve, each provider's rules. */

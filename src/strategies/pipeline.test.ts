@@ -175,7 +175,14 @@ describe("createPipeline", () => {
     expect(out.plan).toBe(plan);
     expect(out.report.steps[0]!.outcome).toBe("failed");
     expect(out.report.steps[0]!.detail).toContain("HTTP 500");
-    if (!out.ok) expect(out.error).toBeInstanceOf(BudgetInfeasibleError);
+    if (!out.ok) {
+      expect(out.error).toBeInstanceOf(BudgetInfeasibleError);
+      // The summarizer's reason comes first; the budget is its consequence.
+      expect(out.error.message).toMatch(
+        /^summarize failed \(.*HTTP 500 Internal Server Error.*\), so the history is still over/,
+      );
+      expect(out.error.cause).toBeInstanceOf(SummarizerError);
+    }
   });
 
   it("an empty summary is a failure, not a commit", async () => {

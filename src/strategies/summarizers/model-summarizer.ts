@@ -234,9 +234,15 @@ function readAnswer<Response>(
   const malformed = (cause?: unknown): never => {
     const shown = typeof response === "string" ? response : JSON.stringify(response ?? null);
     const preview = JSON.stringify((shown ?? "").slice(0, 80));
-    throw new SummarizerError(id, "malformed", `the response is not a model answer: ${preview}`, { threadId }, {
-      ...(cause === undefined ? {} : { cause }),
-    });
+    throw new SummarizerError(
+      id,
+      "malformed",
+      `the response is not a model answer: ${preview}`,
+      { threadId },
+      {
+        ...(cause === undefined ? {} : { cause }),
+      },
+    );
   };
   if (typeof response !== "object" || response === null) return malformed();
   let answer: ModelAnswer;
@@ -246,6 +252,7 @@ function readAnswer<Response>(
     if (error instanceof SummarizerError) throw error;
     return malformed(error);
   }
-  if (answer.text !== null && answer.text !== undefined && typeof answer.text !== "string") return malformed();
+  if (answer.text !== null && answer.text !== undefined && typeof answer.text !== "string")
+    return malformed();
   return answer;
 }
