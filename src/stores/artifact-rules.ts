@@ -20,14 +20,24 @@ import { artifactMetaSchema, checkValue, parseRow } from "./store-row-schemas.js
 
 const sensitivitySchema = z.enum(["public", "internal", "confidential", "restricted"]);
 
+/** The longest time to live an artifact may have: 100 years (a date past that is not a useful expiry). */
+export const MAX_TTL_MS = 100 * 365.25 * 24 * 3_600_000;
+
+/** An id as every backend can store it: non-empty, at most 512 characters, no NUL (PostgreSQL text refuses it). */
+const idSchema = z
+  .string()
+  .min(1, "must be a non-empty string")
+  .max(512, "must be at most 512 characters")
+  .refine((id) => !id.includes("\u0000"), "must not contain a NUL character");
+
 const inputSchema = z.object({
   content: z.string(),
-  tenant: z.string().min(1),
+  tenant: idSchema,
   sensitivity: sensitivitySchema.optional(),
-  threadId: z.string().min(1).optional(),
-  sourceIds: z.array(z.string().min(1)).optional(),
-  ttlMs: z.number().positive().optional(),
-  artifactId: z.string().min(1).optional(),
+  threadId: idSchema.optional(),
+  sourceIds: z.array(idSchema).optional(),
+  ttlMs: z.number().positive().max(MAX_TTL_MS, "must be at most 100 years (in milliseconds)").optional(),
+  artifactId: idSchema.optional(),
 });
 
 const contextSchema = z.object({ tenant: z.string().min(1), clearance: sensitivitySchema.optional() });

@@ -39,6 +39,27 @@ export function artifactCases(opener: StoreOpener, title: (t: string) => string)
     expect(await stores.artifacts.get("art_missing", { tenant: "acme" })).toBeUndefined();
   });
 
+  it(title("a TTL past 100 years or an id with NUL is refused by name, and nothing is stored"), async () => {
+    const { stores } = await opener.fresh();
+    const huge = await rejection(
+      stores.artifacts.put({ content: "x", tenant: "acme", ttlMs: 1e20 }),
+      ValidationError,
+    );
+    expect(huge.message).toMatch(/ttlMs.*100 years|100 years.*ttlMs/s);
+    for (const bad of [
+      { tenant: "ac\u0000me" },
+      { tenant: "acme", threadId: "t\u0000" },
+      { tenant: "acme", artifactId: "a\u0000" },
+      { tenant: "acme", sourceIds: ["m\u00001"] },
+    ]) {
+      const error = await rejection(stores.artifacts.put({ content: "x", ...bad }), ValidationError);
+      expect(error.message).toMatch(/NUL/);
+    }
+    expect(await stores.artifacts.put({ content: "x", tenant: "acme", ttlMs: 86_400_000 })).toMatchObject({
+      tenant: "acme",
+    });
+  });
+
   it(title("tenants are isolated: another tenant reads not found, even under the same id"), async () => {
     const { stores } = await opener.fresh();
     const a = await stores.artifacts.put({ content: "acme secret", tenant: "acme", artifactId: "shared" });
