@@ -163,19 +163,23 @@ export async function commitPlan(
 
 /**
  * Runs `attempt` and, when another writer won a race (`VersionConflictError`), runs it again on fresh state up
- * to `maxConflictRetries` times; the last conflict is rethrown. Loads always ask the stores for the newest
- * length and plan version, so a retry sees what the other writer did.
+ * to `maxConflictRetries` times, after a pause drawn at random below an exponentially growing ceiling (full
+ * jitter), so writers that collided do not collide again in step; the last conflict is rethrown. Loads always
+ * ask the stores for the newest length and plan version, so a retry sees what the other writer did.
  */
 export async function withConflictRetries<T>(
   core: EngineCore,
   attempt: (n: number) => Promise<T>,
 ): Promise<T> {
+  const { maxConflictRetries, conflictBackoff } = core.settings;
   for (let n = 1; ; n++) {
     try {
       return await attempt(n);
     } catch (error) {
-      if (!(error instanceof VersionConflictError) || n > core.settings.maxConflictRetries) throw error;
+      if (!(error instanceof VersionConflictError) || n > maxConflictRetries) throw error;
     }
+    const ceiling = Math.min(conflictBackoff.maxMs, conflictBackoff.initialMs * 2 ** (n - 1));
+    if (ceiling > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
   }
 }
 

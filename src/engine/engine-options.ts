@@ -49,8 +49,14 @@ export interface ContextEngineOptions {
   readonly events?: EngineListener | ReadonlyArray<EngineListener>;
   /** Tenant of the artifacts the engine writes (default `default`). */
   readonly tenant?: string;
-  /** Retries after another writer won a race on the log or the plan (default 3). */
+  /**
+   * Retries after another writer won a race on the log or the plan (default 10), each after a random pause of up
+   * to `conflictBackoff.initialMs × 2^(retry − 1)` milliseconds, at most `conflictBackoff.maxMs` ("full jitter":
+   * writers that collided spread out instead of colliding again).
+   */
   readonly maxConflictRetries?: number;
+  /** Pauses between conflict retries (default `{ initialMs: 2, maxMs: 200 }`; `{ initialMs: 0 }` retries at once). */
+  readonly conflictBackoff?: { readonly initialMs?: number; readonly maxMs?: number };
   readonly calibration?: Partial<CalibrationSettings>;
   /** Threads kept warm in process (default 1,000; 0 makes every load cold). */
   readonly cacheThreads?: number;
@@ -67,6 +73,12 @@ export const engineSettingsSchema = z.strictObject({
   summarization: z.enum(["background", "inline"]).exactOptional(),
   tenant: z.string().trim().min(1).exactOptional(),
   maxConflictRetries: z.number().int().nonnegative().max(100).exactOptional(),
+  conflictBackoff: z
+    .strictObject({
+      initialMs: z.number().nonnegative().max(10_000).exactOptional(),
+      maxMs: z.number().nonnegative().max(60_000).exactOptional(),
+    })
+    .exactOptional(),
   calibration: z
     .strictObject({
       window: z.number().int().positive().exactOptional(),
@@ -86,6 +98,7 @@ export interface EngineSettings {
   readonly summarization: SummarizationMode | undefined;
   readonly tenant: string;
   readonly maxConflictRetries: number;
+  readonly conflictBackoff: { readonly initialMs: number; readonly maxMs: number };
   readonly calibration: CalibrationSettings;
   readonly cacheThreads: number;
   readonly pendingCalls: PendingCallMode | undefined;
@@ -158,7 +171,8 @@ export function parseEngineOptions(options: ContextEngineOptions): EngineSetting
   return {
     summarization: o.summarization,
     tenant: o.tenant ?? "default",
-    maxConflictRetries: o.maxConflictRetries ?? 3,
+    maxConflictRetries: o.maxConflictRetries ?? 10,
+    conflictBackoff: { initialMs: 2, maxMs: 200, ...o.conflictBackoff },
     calibration: { ...DEFAULT_CALIBRATION, ...o.calibration },
     cacheThreads: o.cacheThreads ?? 1_000,
     pendingCalls: o.pendingCalls,
