@@ -4,37 +4,24 @@
  * be checked for the results the model is waiting on.
  */
 import type { ChatCompletionMessage, ChatCompletionMessageParam } from "openai/resources/chat/completions";
-import type { MessageInput, Part } from "../src/index.js";
+import { fromOpenAIChatCompletion, type MessageInput, toolResultMessage } from "../src/index.js";
 import { runFakeTool } from "./fake-tools.js";
 
 /** The log's shape of a model reply: its text (when there is any), then its tool calls in order. */
 export function assistantInput(message: ChatCompletionMessage): MessageInput {
-  const parts: Part[] = [];
-  if (message.content) parts.push({ type: "text", text: message.content });
-  for (const call of message.tool_calls ?? []) {
-    // Custom (free-form) tools are never offered by the harness, so only function calls can come back.
-    if (call.type !== "function") continue;
-    parts.push({
-      type: "tool_call",
-      callId: call.id,
-      name: call.function.name,
-      args: call.function.arguments,
-    });
-  }
-  return { role: "assistant", parts };
+  return fromOpenAIChatCompletion(message);
 }
 
 /** Runs a reply's tool calls with the fake tools: one tool message per call, tagged with the tool's name. */
 export function toolMessages(message: ChatCompletionMessage): MessageInput[] {
   const out: MessageInput[] = [];
   for (const call of message.tool_calls ?? []) {
+    // Custom (free-form) tools are never offered by the harness, so only function calls can come back.
     if (call.type !== "function") continue;
     const result = runFakeTool(call.function.name, call.function.arguments, call.id);
-    out.push({
-      role: "tool",
-      parts: [{ type: "tool_result", callId: call.id, content: result.content, isError: result.isError }],
-      meta: { toolName: call.function.name },
-    });
+    out.push(
+      toolResultMessage(call.id, result.content, { isError: result.isError, toolName: call.function.name }),
+    );
   }
   return out;
 }

@@ -68,6 +68,22 @@ export type {
 } from "./log/message.js";
 export { textOf, toolCallsOf, toolResultsOf } from "./log/message.js";
 export { messageInputSchema } from "./log/message-schema.js";
+export type {
+  AnthropicReply,
+  AnthropicReplyBlock,
+  OpenAIChatReply,
+  OpenAIChatReplyMessage,
+  OpenAIResponseItem,
+  OpenAIResponseReply,
+  ReplyOptions,
+  ToolResultOptions,
+} from "./log/provider-replies.js";
+export {
+  fromAnthropicMessage,
+  fromOpenAIChatCompletion,
+  fromOpenAIResponse,
+  toolResultMessage,
+} from "./log/provider-replies.js";
 export { splitAtReplies } from "./log/reply-batches.js";
 export type { CallRef } from "./log/thread-log.js";
 export { ThreadLog } from "./log/thread-log.js";
