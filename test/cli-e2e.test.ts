@@ -177,6 +177,31 @@ describe("commands on a sample session", () => {
     const plain = await cli(db, "replay", "--call", prepare.callId);
     expect(plain.code).toBe(0);
     expect(plain.stderr).toMatch(/does not match/);
+    const json = await cli(db, "replay", "--call", prepare.callId, "--verify", "--json");
+    expect(json.code).toBe(1);
+    expect(jsonOf(json)).toMatchObject({
+      ok: false,
+      requestHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      recordedHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+      reason: expect.stringMatching(/changed after it was appended/),
+      callId: prepare.callId,
+    });
+  });
+
+  it("replay --verify --json prints the verdict object on stdout", async () => {
+    const prepare = jsonOf<{ callId: string; request: unknown }>(
+      await cli(db, "prepare", "--thread", thread, "--budget", "3000"),
+    );
+    const run = await cli(db, "replay", "--call", prepare.callId, "--verify", "--json");
+    expect(run.code, run.stderr).toBe(0);
+    const verdict = jsonOf<Record<string, unknown>>(run);
+    expect(verdict).toMatchObject({
+      ok: true,
+      reason: null,
+      callId: prepare.callId,
+      request: prepare.request,
+    });
+    expect(verdict.requestHash).toBe(verdict.recordedHash);
   });
 
   it("CONTEXT_LEDGER_DB names the database when --db is absent", async () => {

@@ -1,7 +1,8 @@
 /**
  * `replay --call CALL_ID [--verify]`: re-renders a recorded model call from the stored log and plan version and
  * prints the request body as JSON on stdout (the same body `prepare` printed). The hash check goes to stderr;
- * with `--verify` a mismatch exits 1.
+ * with `--verify` a mismatch exits 1. With `--json`, stdout holds one object with the verdict:
+ * `{ ok, requestHash, recordedHash, reason, callId, threadId, planVersion, logSeq, format, problems, request }`.
  */
 import { z } from "zod";
 import type { ReplayResult } from "../index.js";
@@ -18,6 +19,23 @@ export function describeReplay(r: ReplayResult): string {
   return `replay of ${where} does not match: recorded hash ${r.expectedHash}, re-rendered ${r.actualHash ?? "(none)"}: ${r.mismatch ?? r.problems[0] ?? "provider rules broken"}`;
 }
 
+/** The `--json` verdict: `reason` is null when the hashes match, `requestHash` null when nothing rendered. */
+export function replayJson(r: ReplayResult) {
+  return {
+    ok: r.ok,
+    requestHash: r.actualHash ?? null,
+    recordedHash: r.expectedHash,
+    reason: r.ok ? null : (r.mismatch ?? r.problems[0] ?? "provider rules broken"),
+    callId: r.callId,
+    threadId: r.threadId,
+    planVersion: r.planVersion,
+    logSeq: r.logSeq,
+    format: r.format,
+    problems: r.problems,
+    request: r.request ?? null,
+  };
+}
+
 function reportMismatch(io: CliIo, r: ReplayResult, command: string): void {
   printLine(io.err, `context-ledger ${command}: ${describeReplay(r)}`);
   for (const problem of r.problems) if (problem !== r.mismatch) printLine(io.err, `  - ${problem}`);
@@ -27,11 +45,13 @@ function reportMismatch(io: CliIo, r: ReplayResult, command: string): void {
 export const replayCommand = defineCommand({
   name: "replay",
   summary: "re-render a recorded call; --verify fails when its hash differs",
-  usage: "replay --call CALL_ID [--verify]",
+  usage: "replay --call CALL_ID [--verify] [--json]",
   description: [
     "Re-renders exactly what a recorded model call sent, from the stored log and plan version, and prints the",
     "request body as JSON on stdout. With --verify the command exits 1 when the re-rendered request's hash",
-    "differs from the recorded one (both hashes and the reason go to stderr).",
+    "differs from the recorded one (both hashes and the reason go to stderr). With --json, stdout holds one",
+    "object: {ok, requestHash, recordedHash, reason, callId, threadId, planVersion, logSeq, format, problems,",
+    "request}; reason is null when the hashes match.",
   ],
   flags: {
     call: { type: "string", value: "CALL_ID", help: "the callId printed by prepare" },
@@ -40,6 +60,11 @@ export const replayCommand = defineCommand({
   schema: z.object({ call: nonEmpty, verify: z.literal(true).exactOptional() }),
   run: async (args, context) => {
     const result = await withEngine(context, { readOnly: true }, (engine) => engine.replay(args.call));
+    if (context.json) {
+      printLine(context.io.out, JSON.stringify(replayJson(result)));
+      if (!result.ok) reportMismatch(context.io, result, "replay");
+      return !result.ok && (args.verify === true || result.request === undefined) ? 1 : 0;
+    }
     if (result.request === undefined) {
       // Nothing can be printed: the stored log or plan no longer renders at all.
       reportMismatch(context.io, result, "replay");
