@@ -109,7 +109,12 @@ describe("bad input exits 1, names what and where, and leaves the thread unchang
       ["render", "--thread", thread, "--format", "gemini"],
       /--format must be one of openai, anthropic, responses/,
     ],
-    ["unknown flag", ["explain", "--thread", thread, "--verbose"], /unknown flag --verbose/],
+    ["unknown flag", ["explain", "--thread", thread, "--verbose"], /unknown flag --verbose \(known: /],
+    [
+      "misspelt flag",
+      ["compact", "--thread", thread, "--budgte", "4000"],
+      /unknown flag --budgte; did you mean --budget\?/,
+    ],
     ["extra argument", ["explain", "--thread", thread, "extra"], /unexpected argument "extra"/],
     [
       "unknown model",
@@ -172,7 +177,12 @@ describe("help", () => {
     expect(run.code).toBe(0);
     for (const name of COMMANDS) expect(run.stdout).toMatch(new RegExp(`^  ${name} `, "m"));
     expect((await runInProcess([])).code).toBe(1);
-    expect((await runInProcess(["frobnicate"])).code).toBe(1);
+    const unknown = await runInProcess(["frobnicate"]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/^context-ledger: unknown command "frobnicate"\n/);
+    const typo = await runInProcess(["replya", "--call", "x"]);
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toMatch(/unknown command "replya"; did you mean replay\?/);
   });
 
   for (const name of COMMANDS) {

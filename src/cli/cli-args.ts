@@ -91,7 +91,9 @@ export function tokenize(argv: ReadonlyArray<string>, table: FlagTable): RawArgs
     if (spec === undefined) {
       const known = Object.keys(table).map((k) => `--${k}`);
       const flag = eq < 0 ? arg : arg.slice(0, eq);
-      throw new UsageError(`unknown flag ${flag} (known: ${known.join(", ")})`, { field: flag });
+      const guess = closest(flag.replace(/^-+/, "--"), known);
+      const hint = guess === undefined ? "" : `; did you mean ${guess}?`;
+      throw new UsageError(`unknown flag ${flag}${hint} (known: ${known.join(", ")})`, { field: flag });
     }
     if (spec.type === "boolean") {
       if (eq >= 0) throw new UsageError(`--${name} takes no value`, { field: `--${name}` });
@@ -164,3 +166,36 @@ export const FORMAT_NAMES = ["openai", "anthropic", "responses"] as const;
 
 /** A provider request format. */
 export const formatName = z.enum(FORMAT_NAMES, { error: `must be one of ${FORMAT_NAMES.join(", ")}` });
+
+/** Edit distance between two short strings (insertions, deletions, substitutions, adjacent swaps). */
+export function editDistance(a: string, b: string): number {
+  const rows = a.length + 1;
+  const cols = b.length + 1;
+  const d: number[][] = Array.from({ length: rows }, (_, i) =>
+    Array.from({ length: cols }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i < rows; i++) {
+    for (let j = 1; j < cols; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = best;
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/** The candidate nearest to `word` when it is a plausible typo of it (at most a third of it wrong), else undefined. */
+export function closest(word: string, candidates: ReadonlyArray<string>): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const c of candidates) {
+    const distance = editDistance(word, c);
+    if (distance < bestDistance) {
+      best = c;
+      bestDistance = distance;
+    }
+  }
+  return best !== undefined && bestDistance <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined;
+}

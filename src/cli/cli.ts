@@ -9,7 +9,7 @@
  * not treat it as a mistake in their input.
  */
 import { LedgerError, type LedgerErrorCode } from "../index.js";
-import { GLOBAL_FLAGS, UsageError } from "./cli-args.js";
+import { closest, GLOBAL_FLAGS, UsageError } from "./cli-args.js";
 import type { Command } from "./cli-command.js";
 import { type CliIo, printLine } from "./cli-io.js";
 import { compactCommand } from "./compact-command.js";
@@ -108,7 +108,12 @@ export async function runCli(argv: ReadonlyArray<string>, io: CliIo): Promise<nu
   }
   const command = COMMANDS.find((c) => c.name === name);
   if (command === undefined) {
-    printLine(io.err, `context-ledger: unknown command ${JSON.stringify(name)}\n\n${mainHelp()}`);
+    const guess = closest(
+      name,
+      COMMANDS.map((c) => c.name),
+    );
+    const hint = guess === undefined ? "" : `; did you mean ${guess}?`;
+    printLine(io.err, `context-ledger: unknown command ${JSON.stringify(name)}${hint}\n\n${mainHelp()}`);
     return 1;
   }
   try {
