@@ -158,6 +158,22 @@ describe("commands on a sample session", () => {
     expect(jsonOf(replay)).toEqual(turn.request);
   });
 
+  it("replay --verify --json prints the verdict object on stdout", async () => {
+    const prepare = jsonOf<{ callId: string; request: unknown }>(
+      await cli(db, "prepare", "--thread", thread, "--budget", "3000"),
+    );
+    const run = await cli(db, "replay", "--call", prepare.callId, "--verify", "--json");
+    expect(run.code, run.stderr).toBe(0);
+    const verdict = jsonOf<Record<string, unknown>>(run);
+    expect(verdict).toMatchObject({
+      ok: true,
+      reason: null,
+      callId: prepare.callId,
+      request: prepare.request,
+    });
+    expect(verdict.requestHash).toBe(verdict.recordedHash);
+  });
+
   it("replay --verify exits 1 with both hashes when a stored message was tampered with", async () => {
     const prepare = jsonOf<{ callId: string }>(
       await cli(db, "prepare", "--thread", thread, "--budget", "3000"),
@@ -186,22 +202,6 @@ describe("commands on a sample session", () => {
       reason: expect.stringMatching(/changed after it was appended/),
       callId: prepare.callId,
     });
-  });
-
-  it("replay --verify --json prints the verdict object on stdout", async () => {
-    const prepare = jsonOf<{ callId: string; request: unknown }>(
-      await cli(db, "prepare", "--thread", thread, "--budget", "3000"),
-    );
-    const run = await cli(db, "replay", "--call", prepare.callId, "--verify", "--json");
-    expect(run.code, run.stderr).toBe(0);
-    const verdict = jsonOf<Record<string, unknown>>(run);
-    expect(verdict).toMatchObject({
-      ok: true,
-      reason: null,
-      callId: prepare.callId,
-      request: prepare.request,
-    });
-    expect(verdict.requestHash).toBe(verdict.recordedHash);
   });
 
   it("CONTEXT_LEDGER_DB names the database when --db is absent", async () => {

@@ -73,6 +73,21 @@ describe("bad input exits 1, names what and where, and leaves the thread unchang
     });
   }
 
+  it("ingest of a file the thread already holds is refused unless --allow-duplicate", async () => {
+    const path = writeFile("again.jsonl", sample);
+    const again = await cli(db, "ingest", path, "--thread", thread);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(
+      /already holds 60 of the 60 messages .* \(the first from seq 0\).*--allow-duplicate/,
+    );
+    expect(await stateOf(db, thread)).toEqual(before);
+    const other = freshDb();
+    expect((await cli(other, "ingest", path, "--thread", "t")).code).toBe(0);
+    const forced = await cli(other, "ingest", path, "--thread", "t", "--allow-duplicate", "--json");
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(JSON.parse(forced.stdout)).toMatchObject({ appended: 60, fromSeq: 60, length: 120 });
+  });
+
   it("ingest of a file that is not UTF-8 names the line and byte, and appends nothing", async () => {
     // Line 3 holds a Latin-1 "é" (0xE9 followed by a quote): U+FFFD would have been stored silently.
     const head = Buffer.from(`${good.slice(0, 2).join("\n")}\n{"role":"user","content":"caf`);
