@@ -145,6 +145,8 @@ export { renderPrompt } from "./render/render-prompt.js";
 export type { Provenance, RenderedKind, RenderedMessage, RenderedPrompt } from "./render/rendered-prompt.js";
 export type { ExcerptOptions, Omitted, TextExcerpt } from "./render/text-excerpt.js";
 export { estimateTokens, excerptText, omissionMarker, textTokenCounter } from "./render/text-excerpt.js";
+export type { ToolDefinition } from "./render/tool-definitions.js";
+export { countToolDefinitions, toolsForFormat } from "./render/tool-definitions.js";
 
 export type {
   Artifact,

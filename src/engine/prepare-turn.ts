@@ -1,5 +1,6 @@
 import { BudgetInfeasibleError } from "../errors/ledger-error.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
+import { suggestCacheBreakpoints } from "../render/cache-breakpoints.js";
 import {
   assertValid,
   type ProviderFormat,
@@ -7,6 +8,7 @@ import {
   toProviderRequest,
 } from "../render/provider-rules.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
+import { toolsForFormat } from "../render/tool-definitions.js";
 import type { Pipeline, PipelineResult, PipelineSuccess } from "../strategies/pipeline.js";
 import { availableForPrompt, compactionTarget, type TokenBudget } from "../tokens/token-budget.js";
 import { scheduleBackground } from "./background-runs.js";
@@ -82,7 +84,7 @@ async function runTurn<F extends ProviderFormat>(
   if (!result.ok) throw result.error;
   // Transactional: the request in the caller's format is built and checked before the plan is committed, so a
   // format the pipeline did not validate can never leave a committed plan without its call.
-  const request = toProviderRequest(input.format, result.prompt);
+  const request = providerRequest(input, result.prompt);
   assertValid(input.format, request);
   const figures = { tokensBefore: result.report.tokensBefore, tokensAfter: result.report.tokensAfter };
   if (result.changed) await commitPlan(core, "prepareTurn", state.plan, result.plan, figures, attempt);
@@ -111,10 +113,25 @@ async function runTurn<F extends ProviderFormat>(
       scheduled,
       started,
       conflicts: attempt - 1,
+      toolTokens: input.toolTokens,
     });
   } finally {
     finished();
   }
+}
+
+/** The request body in the caller's format: the rendered prompt, cache breakpoints and the turn's tools. */
+function providerRequest<F extends ProviderFormat>(
+  input: TurnInput<F>,
+  prompt: RenderedPrompt,
+): ProviderRequestMap[F] {
+  const cache = input.cacheControl && input.format === "anthropic";
+  const body = toProviderRequest(
+    input.format,
+    prompt,
+    cache ? { cacheBreakpoints: suggestCacheBreakpoints(prompt) } : {},
+  );
+  return input.tools.length === 0 ? body : { ...body, tools: toolsForFormat(input.format, input.tools) };
 }
 
 /** Announces the check and runs one of the turn's pipelines (its free strategies, or all of them). */
@@ -161,6 +178,7 @@ interface TurnOutcome {
   readonly scheduled: boolean;
   readonly started: number;
   readonly conflicts: number;
+  readonly toolTokens: number;
 }
 
 async function finishTurn<F extends ProviderFormat>(
@@ -274,5 +292,6 @@ function turnStats(
     conflicts: outcome.conflicts,
     backgroundScheduled: outcome.scheduled,
     durationMs,
+    toolTokens: outcome.toolTokens,
   };
 }

@@ -5,6 +5,7 @@ import type { ActionKind } from "../plan/compaction-plan.js";
 import type { ProviderFormat, ProviderRequestMap } from "../render/provider-rules.js";
 import type { Injection, RehydratedArtifact } from "../render/render-prompt.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
+import { countToolDefinitions, type ToolDefinition } from "../render/tool-definitions.js";
 import { createTokenBudget, type TokenBudget, type TokenBudgetOptions } from "../tokens/token-budget.js";
 import type { Calibration } from "./calibration.js";
 import type { TurnInputs } from "./call-record.js";
@@ -26,6 +27,17 @@ export interface PrepareTurnOptions<F extends ProviderFormat = ProviderFormat> {
   /** Overrides the engine's budget for this call; a number means "the request has at most this many tokens". */
   readonly budget?: BudgetInput;
   readonly signal?: AbortSignal;
+  /**
+   * The tools the model is offered this turn: written into the request's `tools` in the format's shape and
+   * counted against the budget (in place of the budget's `toolSchemaTokens`).
+   */
+  readonly tools?: ReadonlyArray<ToolDefinition>;
+  /**
+   * Anthropic: mark prompt-cache breakpoints (`cache_control`) after the stable prefix and after the last history
+   * message (see `suggestCacheBreakpoints`). Ignored by the OpenAI formats, whose caching is automatic; their
+   * `stats.unchangedLeadingTokens` says how much of the prefix repeats.
+   */
+  readonly cacheControl?: boolean;
 }
 
 /** Figures about a prepared turn. */
@@ -51,6 +63,8 @@ export interface TurnStats {
   readonly conflicts: number;
   readonly backgroundScheduled: boolean;
   readonly durationMs: number;
+  /** Tokens the turn's tool definitions take (0 without `tools`). */
+  readonly toolTokens: number;
 }
 
 /** What `prepareTurn` returns: the provider request, its id for usage and replay, and figures. */
@@ -105,6 +119,9 @@ export interface TurnInput<F extends ProviderFormat> {
   readonly model: string | undefined;
   readonly budget: TokenBudget;
   readonly signal: AbortSignal | undefined;
+  readonly tools: ReadonlyArray<ToolDefinition>;
+  readonly toolTokens: number;
+  readonly cacheControl: boolean;
 }
 
 const nonEmpty = z.string().min(1, "must be a non-empty string");
@@ -140,6 +157,17 @@ const turnOptionsSchema = z.strictObject({
     })
     .optional(),
   signal: z.instanceof(AbortSignal, { error: "must be an AbortSignal" }).optional(),
+  tools: z
+    .array(
+      z.strictObject({
+        name: nonEmpty,
+        description: z.string().optional(),
+        parameters: z.record(z.string(), z.unknown()).optional(),
+      }),
+      { error: "must be an array of { name, description?, parameters? } tool definitions" },
+    )
+    .optional(),
+  cacheControl: z.boolean().optional(),
 });
 
 /** Checks `prepareTurn`'s options, naming the field that is wrong, and resolves the turn's budget and inputs. */
@@ -164,11 +192,18 @@ export function parseTurn<F extends ProviderFormat>(
   const injections = (o.injected ?? []).map((i): Injection => (typeof i === "string" ? { text: i } : i));
   const inputs: TurnInputs = { injections, rehydrated: o.rehydrated ?? [], pendingCalls: core.pendingCalls };
   const reserve = typeof o.budget === "number" ? turnTokens(core, inputs) : 0;
+  const tools = o.tools ?? [];
+  const toolTokens = countToolDefinitions(o.format, tools, core.counter);
+  const budget = budgetOf(o.budget, reserve) ?? core.budget;
   return {
     format: o.format,
     inputs,
     model: o.model,
-    budget: budgetOf(o.budget, reserve) ?? core.budget,
+    // The turn's own tool definitions are counted, not the budget's estimate of them.
+    budget: tools.length === 0 ? budget : Object.freeze({ ...budget, toolSchemaTokens: toolTokens }),
     signal: o.signal,
+    tools,
+    toolTokens,
+    cacheControl: o.cacheControl === true,
   };
 }
