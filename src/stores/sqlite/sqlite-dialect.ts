@@ -1,5 +1,10 @@
 import type { SqlDialect, SqlRequest, SqlStatement, SqlWork } from "../sql/sql-dialect.js";
-import { intColumn, type SqliteDatabase, type SqliteStatement } from "./sqlite-driver.js";
+import {
+  immediateTransaction,
+  intColumn,
+  type SqliteDatabase,
+  type SqliteStatement,
+} from "./sqlite-driver.js";
 
 /**
  * The SQLite `SqlDialect` on a synchronous connection: every statement runs synchronously inside (prepared once
@@ -34,28 +39,11 @@ export function sqliteDialect(db: SqliteDatabase): SqlDialect {
     return step.value;
   }
 
-  function transaction<T>(work: () => SqlWork<T>): T {
-    db.exec("BEGIN IMMEDIATE");
-    let result: T;
-    try {
-      result = drive(work());
-    } catch (error) {
-      try {
-        db.exec("ROLLBACK");
-      } catch {
-        // SQLite may already have rolled back (e.g. after an I/O error); the original error is the one to report.
-      }
-      throw error;
-    }
-    db.exec("COMMIT");
-    return result;
-  }
-
   return Object.freeze({
     name: "SQLite",
     all: async (s: SqlStatement) => all(s),
     run: async (s: SqlStatement) => run(s),
-    transaction: async <T>(work: () => SqlWork<T>) => transaction(work),
+    transaction: async <T>(work: () => SqlWork<T>) => immediateTransaction(db, () => drive(work())),
     int: intColumn,
   });
 }
