@@ -1,6 +1,6 @@
 import {
   checkAppendBatch,
-  checkSeq,
+  checkReadArguments,
   checkThreadId,
   checkTokenUpdates,
   duplicateIdError,
@@ -88,9 +88,7 @@ export function createSqlLogStore(dialect: SqlDialect, sql: LogSql): LogStore {
   }
 
   async function read(threadId: string, fromSeq = 0, toSeq = Number.MAX_SAFE_INTEGER) {
-    checkThreadId(threadId);
-    checkSeq(threadId, fromSeq, "fromSeq");
-    checkSeq(threadId, toSeq, "toSeq");
+    checkReadArguments(threadId, fromSeq, toSeq);
     return readMerged(threadId, toSeq > fromSeq ? [{ from: fromSeq, to: toSeq }] : []);
   }
 

@@ -1,7 +1,7 @@
 import { type CompactionPlan, emptyPlan } from "../../plan/compaction-plan.js";
-import { checkSeq, checkThreadId } from "../log-store.js";
+import { checkThreadId } from "../log-store.js";
 import { KnownPlans, type PlanRow, prepareCommit } from "../plan-deltas.js";
-import { type PlanStore, planConflict, planNotFound } from "../plan-store.js";
+import { checkVersionArguments, type PlanStore, planConflict, planNotFound } from "../plan-store.js";
 import { column, isNull, run, type SqlDialect, type SqlStatement, storeOperations } from "./sql-dialect.js";
 import { lockThread, type ThreadSql, threadVersions } from "./sql-threads.js";
 
@@ -59,8 +59,7 @@ export function createSqlPlanStore(dialect: SqlDialect, sql: PlanSql): PlanStore
   }
 
   async function get(threadId: string, version: number): Promise<CompactionPlan> {
-    checkThreadId(threadId);
-    checkSeq(threadId, version, "version");
+    checkVersionArguments(threadId, version);
     if (version === 0) return emptyPlan(threadId);
     const rows = await dialect.all(sql.chain(threadId, version));
     if (rows.length === 0) throw planNotFound(threadId, version);
@@ -79,8 +78,7 @@ export function createSqlPlanStore(dialect: SqlDialect, sql: PlanSql): PlanStore
   }
 
   async function adopt(plan: CompactionPlan): Promise<void> {
-    checkThreadId(plan?.threadId);
-    checkSeq(plan.threadId, plan.version, "version");
+    checkVersionArguments(plan?.threadId, plan?.version);
     if (plan.version === 0) return;
     const [row] = await dialect.all(sql.adoption(plan.threadId, plan.version));
     const latestVersion = isNull(row, "latest") ? 0 : dialect.int(row, "latest");
