@@ -129,6 +129,13 @@ export function checkTokenUpdates(threadId: string, updates: ReadonlyArray<Token
   }
 }
 
+/** Checks the arguments of `read`: the thread id, `fromSeq` and `toSeq` when given. */
+export function checkReadArguments(threadId: string, fromSeq: number, toSeq: number | undefined): void {
+  checkThreadId(threadId);
+  checkSeq(threadId, fromSeq, "fromSeq");
+  if (toSeq !== undefined) checkSeq(threadId, toSeq, "toSeq");
+}
+
 /** Throws `ValidationError` unless the thread id is a non-empty string. */
 export function checkThreadId(threadId: string): void {
   if (typeof threadId !== "string" || threadId.length === 0) {

@@ -39,6 +39,12 @@ export interface PlanStore {
   adopt?(plan: CompactionPlan): Promise<void>;
 }
 
+/** Checks the arguments of `get` (and of `adopt`, with the plan's thread and version): thread id and version. */
+export function checkVersionArguments(threadId: string, version: number): void {
+  checkThreadId(threadId);
+  checkSeq(threadId, version, "version");
+}
+
 /** Checks the arguments of `commit` except the plan's contents: thread id, expected version, plan version. */
 export function checkCommitArguments(plan: CompactionPlan, expectedVersion: number): void {
   checkThreadId(plan?.threadId);

@@ -1,7 +1,7 @@
 import { deepFreeze } from "../../log/deep-freeze.js";
 import {
   checkAppendBatch,
-  checkSeq,
+  checkReadArguments,
   checkThreadId,
   checkTokenUpdates,
   duplicateIdError,
@@ -53,9 +53,7 @@ export function createMemoryLogStore(): LogStore {
   }
 
   function read(threadId: string, fromSeq = 0, toSeq?: number): ReadonlyArray<StoredMessage> {
-    checkThreadId(threadId);
-    checkSeq(threadId, fromSeq, "fromSeq");
-    if (toSeq !== undefined) checkSeq(threadId, toSeq, "toSeq");
+    checkReadArguments(threadId, fromSeq, toSeq);
     return Object.freeze((threadOf(threadId)?.entries ?? []).slice(fromSeq, toSeq));
   }
 

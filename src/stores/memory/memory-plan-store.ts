@@ -1,9 +1,10 @@
 import { type CompactionPlan, createPlan, emptyPlan } from "../../plan/compaction-plan.js";
-import { checkSeq, checkThreadId } from "../log-store.js";
+import { checkThreadId } from "../log-store.js";
 import {
   checkAddedActions,
   checkCommit,
   checkCommitArguments,
+  checkVersionArguments,
   extendsPlan,
   type PlanStore,
   planConflict,
@@ -55,8 +56,7 @@ export function createMemoryPlanStore(): PlanStore {
   }
 
   function get(threadId: string, version: number): CompactionPlan {
-    checkThreadId(threadId);
-    checkSeq(threadId, version, "version");
+    checkVersionArguments(threadId, version);
     if (version === 0) return emptyPlan(threadId);
     const plan = byThread.get(threadId)?.[version - 1];
     if (plan === undefined) throw planNotFound(threadId, version);

@@ -77,8 +77,3 @@ export function pgInt(row: unknown, column: string): number {
   }
   return value;
 }
-
-/** A column of a row as `unknown`, for a schema to validate. */
-export function pgColumn(row: unknown, name: string): unknown {
-  return (row as Record<string, unknown> | undefined)?.[name];
-}

@@ -1,15 +1,17 @@
 import pg from "pg";
 import { ValidationError } from "../../errors/ledger-error.js";
+import { createSqlStores, type SqlStatements } from "../sql/sql-stores.js";
 import { guarded } from "../store-errors.js";
 import type { Clock, Stores } from "../stores.js";
-import { createPostgresArtifactStore } from "./postgres-artifact-store.js";
-import { createPostgresCheckpointStore } from "./postgres-checkpoint-store.js";
+import { postgresArtifactSql } from "./postgres-artifact-sql.js";
+import { postgresCheckpointSql } from "./postgres-checkpoint-sql.js";
+import { postgresDialect } from "./postgres-dialect.js";
 import { type PgPool, quoteSchema } from "./postgres-driver.js";
-import { createPostgresLogStore } from "./postgres-log-store.js";
+import { postgresLogSql } from "./postgres-log-sql.js";
 import { migratePostgres } from "./postgres-migrations.js";
-import { createPostgresModelCallStore } from "./postgres-model-call-store.js";
-import { createPostgresPlanStore } from "./postgres-plan-store.js";
-import { createPostgresSummaryCache } from "./postgres-summary-cache.js";
+import { postgresModelCallSql } from "./postgres-model-call-sql.js";
+import { postgresPlanSql } from "./postgres-plan-sql.js";
+import { postgresSummarySql } from "./postgres-summary-sql.js";
 
 /** Options of `openPostgresStores`: a connection string (the stores own their pool) or your own pool. */
 export type PostgresStoresOptions = (
@@ -45,19 +47,23 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
     await owned?.end().catch(() => {});
     throw error;
   }
-  let closed = false;
-  return Object.freeze({
-    log: createPostgresLogStore(pool, s),
-    plans: createPostgresPlanStore(pool, s),
-    artifacts: createPostgresArtifactStore(pool, s, options.now),
-    summaries: createPostgresSummaryCache(pool, s),
-    calls: createPostgresModelCallStore(pool, s),
-    checkpoints: createPostgresCheckpointStore(pool, s),
+  return createSqlStores(postgresDialect(pool), postgresStatements(s), {
+    ...(options.now === undefined ? {} : { now: options.now }),
     close: async () => {
-      if (closed || owned === undefined) return;
-      closed = true;
-      await owned.end();
+      await owned?.end();
     },
+  });
+}
+
+/** PostgreSQL's statements for every store, on the tables of schema `s` (quoted). */
+function postgresStatements(s: string): SqlStatements {
+  return Object.freeze({
+    log: postgresLogSql(s),
+    plans: postgresPlanSql(s),
+    artifacts: postgresArtifactSql(s),
+    summaries: postgresSummarySql(s),
+    calls: postgresModelCallSql(s),
+    checkpoints: postgresCheckpointSql(s),
   });
 }
 

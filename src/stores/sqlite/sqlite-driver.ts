@@ -53,8 +53,3 @@ export function intColumn(row: unknown, column: string): number {
   }
   return value;
 }
-
-/** A column of a row as `unknown`, for a schema to validate. */
-export function column(row: unknown, name: string): unknown {
-  return (row as Record<string, unknown> | undefined)?.[name];
-}

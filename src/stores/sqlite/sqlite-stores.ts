@@ -2,15 +2,26 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { StoreUnavailableError } from "../../errors/ledger-error.js";
+import { createSqlStores, type SqlStatements } from "../sql/sql-stores.js";
 import type { Clock, Stores } from "../stores.js";
-import { createSqliteArtifactStore } from "./sqlite-artifact-store.js";
-import { createSqliteCheckpointStore } from "./sqlite-checkpoint-store.js";
+import { sqliteArtifactSql } from "./sqlite-artifact-sql.js";
+import { sqliteCheckpointSql } from "./sqlite-checkpoint-sql.js";
+import { sqliteDialect } from "./sqlite-dialect.js";
 import type { SqliteDatabase } from "./sqlite-driver.js";
-import { createSqliteLogStore } from "./sqlite-log-store.js";
+import { sqliteLogSql } from "./sqlite-log-sql.js";
 import { migrateSqlite } from "./sqlite-migrations.js";
-import { createSqliteModelCallStore } from "./sqlite-model-call-store.js";
-import { createSqlitePlanStore } from "./sqlite-plan-store.js";
-import { createSqliteSummaryCache } from "./sqlite-summary-cache.js";
+import { sqliteModelCallSql } from "./sqlite-model-call-sql.js";
+import { sqlitePlanSql } from "./sqlite-plan-sql.js";
+import { sqliteSummarySql } from "./sqlite-summary-sql.js";
+
+const SQLITE_STATEMENTS: SqlStatements = Object.freeze({
+  log: sqliteLogSql,
+  plans: sqlitePlanSql,
+  artifacts: sqliteArtifactSql,
+  summaries: sqliteSummarySql,
+  calls: sqliteModelCallSql,
+  checkpoints: sqliteCheckpointSql,
+});
 
 /** Where the CLI and `openSqliteStores` keep the database by default, relative to the working directory. */
 export const DEFAULT_SQLITE_PATH = "./.context-ledger/ledger.db";
@@ -74,17 +85,9 @@ export function openSqliteStores(options: SqliteStoresOptions = {}): Stores {
  */
 export function createSqliteStores(db: SqliteDatabase, options: { readonly now?: Clock } = {}): Stores {
   migrateSqlite(db);
-  let closed = false;
-  return Object.freeze({
-    log: createSqliteLogStore(db),
-    plans: createSqlitePlanStore(db),
-    artifacts: createSqliteArtifactStore(db, options.now),
-    summaries: createSqliteSummaryCache(db),
-    calls: createSqliteModelCallStore(db),
-    checkpoints: createSqliteCheckpointStore(db),
+  return createSqlStores(sqliteDialect(db), SQLITE_STATEMENTS, {
+    ...(options.now === undefined ? {} : { now: options.now }),
     close: async () => {
-      if (closed) return;
-      closed = true;
       db.close();
     },
   });

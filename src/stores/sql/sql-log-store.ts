@@ -1,0 +1,133 @@
+import {
+  checkAppendBatch,
+  checkReadArguments,
+  checkThreadId,
+  checkTokenUpdates,
+  duplicateIdError,
+  type LogStore,
+  logConflict,
+  normalizeRanges,
+  type SeqRange,
+  type StoredMessage,
+  storedFromRow,
+  type TokenCountUpdate,
+} from "../log-store.js";
+import { unknownSeqError } from "../store-errors.js";
+import {
+  all,
+  column,
+  run,
+  runAll,
+  type SqlDialect,
+  type SqlStatement,
+  type SqlWork,
+  storeOperations,
+} from "./sql-dialect.js";
+import { lockThread, type ThreadSql, threadVersions } from "./sql-threads.js";
+
+/** A dialect's statements on the `messages` table; rows read carry `body` and `tokens`, or `id` and `seq`. */
+export interface LogSql {
+  readonly threads: ThreadSql;
+  /** Inserts a batch (already checked, seqs continuing the thread) in as many statements as the dialect likes. */
+  insert(threadId: string, batch: ReadonlyArray<StoredMessage>): ReadonlyArray<SqlStatement>;
+  /** Messages in the ranges (sorted, disjoint, none empty), in seq order, over however many statements. */
+  ranges(threadId: string, ranges: ReadonlyArray<SeqRange>): ReadonlyArray<SqlStatement>;
+  /** `id` and `seq` of each of the message ids the thread holds. */
+  seqsOf(threadId: string, ids: ReadonlyArray<string>): SqlStatement;
+  /** Merges token counts (JSON) into those of the message at `seq`; changes no row for an unknown seq. */
+  patchTokens(threadId: string, seq: number, tokens: string): SqlStatement;
+}
+
+/**
+ * The `LogStore` on a SQL database. An append locks the thread (`ThreadSql.lock`), checks its length and the
+ * batch's ids, inserts the batch and bumps the length in one write transaction: concurrent writers on any
+ * machine serialize per thread, a stale one gets `VersionConflictError`, and a writer that dies mid-append leaves
+ * nothing of the batch.
+ *
+ * @example
+ * const log = createSqlLogStore(sqliteDialect(db), sqliteLogSql); // db already migrated
+ * await log.append("t1", 0, entries);
+ */
+export function createSqlLogStore(dialect: SqlDialect, sql: LogSql): LogStore {
+  const op = storeOperations(dialect);
+
+  const seqsFromRows = (rows: ReadonlyArray<unknown>): Map<string, number> => {
+    const out = new Map<string, number>();
+    for (const row of rows) out.set(String(column(row, "id")), dialect.int(row, "seq"));
+    return out;
+  };
+
+  function* insert(
+    threadId: string,
+    expectedSeq: number,
+    batch: ReadonlyArray<StoredMessage>,
+  ): SqlWork<void> {
+    const { logLength } = yield* lockThread(dialect, sql.threads, threadId);
+    if (logLength !== expectedSeq) throw logConflict(threadId, expectedSeq, logLength);
+    const ids = batch.map((e) => e.message.id);
+    const taken = seqsFromRows(yield* all(sql.seqsOf(threadId, ids)));
+    const first = batch.find((e) => taken.has(e.message.id));
+    if (first !== undefined) throw duplicateIdError(threadId, first.message.id);
+    yield* runAll(sql.insert(threadId, batch));
+    if (batch.length > 0) yield* run(sql.threads.setLogLength(threadId, expectedSeq + batch.length));
+  }
+
+  async function append(threadId: string, expectedSeq: number, batch: ReadonlyArray<StoredMessage>) {
+    checkAppendBatch(threadId, expectedSeq, batch);
+    await dialect.transaction(() => insert(threadId, expectedSeq, batch));
+  }
+
+  async function readMerged(threadId: string, merged: ReadonlyArray<SeqRange>) {
+    const out: StoredMessage[] = [];
+    if (merged.length === 0) return Object.freeze(out);
+    for (const statement of sql.ranges(threadId, merged)) {
+      for (const row of await dialect.all(statement))
+        out.push(storedFromRow(threadId, column(row, "body"), column(row, "tokens")));
+    }
+    return Object.freeze(out);
+  }
+
+  async function read(threadId: string, fromSeq = 0, toSeq = Number.MAX_SAFE_INTEGER) {
+    checkReadArguments(threadId, fromSeq, toSeq);
+    return readMerged(threadId, toSeq > fromSeq ? [{ from: fromSeq, to: toSeq }] : []);
+  }
+
+  async function setTokenCounts(threadId: string, updates: ReadonlyArray<TokenCountUpdate>) {
+    checkTokenUpdates(threadId, updates);
+    await dialect.transaction(function* () {
+      for (const { seq, tokens } of updates) {
+        const changed = yield* run(sql.patchTokens(threadId, seq, JSON.stringify(tokens)));
+        if (changed === 0) throw unknownSeqError(threadId, seq);
+      }
+    });
+  }
+
+  return Object.freeze({
+    append: (threadId: string, expectedSeq: number, batch: ReadonlyArray<StoredMessage>) =>
+      op("append", threadId, () => append(threadId, expectedSeq, batch)),
+    length: (threadId: string) =>
+      op("length", threadId, async () => {
+        checkThreadId(threadId);
+        return (await threadVersions(dialect, sql.threads, threadId)).logLength;
+      }),
+    read: (threadId: string, fromSeq?: number, toSeq?: number) =>
+      op("read", threadId, () => read(threadId, fromSeq, toSeq)),
+    readRanges: (threadId: string, ranges: ReadonlyArray<SeqRange>) =>
+      op("readRanges", threadId, async () => {
+        checkThreadId(threadId);
+        return readMerged(threadId, normalizeRanges(threadId, ranges));
+      }),
+    seqsOf: (threadId: string, ids: ReadonlyArray<string>) =>
+      op("seqsOf", threadId, async () => {
+        checkThreadId(threadId);
+        return seqsFromRows(await dialect.all(sql.seqsOf(threadId, ids))) as ReadonlyMap<string, number>;
+      }),
+    setTokenCounts: (threadId: string, updates: ReadonlyArray<TokenCountUpdate>) =>
+      op("setTokenCounts", threadId, () => setTokenCounts(threadId, updates)),
+    threads: () =>
+      op("threads", undefined, async () => {
+        const rows = await dialect.all(sql.threads.withMessages());
+        return Object.freeze(rows.map((row) => String(column(row, "thread_id"))).sort());
+      }),
+  });
+}

@@ -1,0 +1,110 @@
+import { type CompactionPlan, emptyPlan } from "../../plan/compaction-plan.js";
+import { checkThreadId } from "../log-store.js";
+import { KnownPlans, type PlanRow, prepareCommit } from "../plan-deltas.js";
+import { checkVersionArguments, type PlanStore, planConflict, planNotFound } from "../plan-store.js";
+import { column, isNull, run, type SqlDialect, type SqlStatement, storeOperations } from "./sql-dialect.js";
+import { lockThread, type ThreadSql, threadVersions } from "./sql-threads.js";
+
+/** A dialect's statements on the `plans` table; chain rows carry `version`, `kind` and `body`. */
+export interface PlanSql {
+  readonly threads: ThreadSql;
+  /** Inserts a version as `full` or `delta` with its body (canonical JSON). */
+  insert(threadId: string, version: number, kind: string, body: string): SqlStatement;
+  /** The rows rebuilding `version`: the newest full row at or below it, then every delta after it. */
+  chain(threadId: string, version: number): SqlStatement;
+  /**
+   * The rows rebuilding the thread's latest version in one statement (one snapshot), each also carrying that
+   * version as `target`, and none without a committed version. Without it, `latest` reads the version first.
+   */
+  latestChain?(threadId: string): SqlStatement;
+  /** Every version (`version`) of the thread, ascending. */
+  versions(threadId: string): SqlStatement;
+  /**
+   * One row: the thread's latest version (`latest`, NULL without a thread row) and the newest full version at
+   * or below `version` (`snapshot`, NULL or 0 for none), read without plan bodies.
+   */
+  adoption(threadId: string, version: number): SqlStatement;
+}
+
+/**
+ * The `PlanStore` on a SQL database: a commit locks the thread (`ThreadSql.lock`), checks the plan version,
+ * inserts the new version and bumps the counter in one write transaction, so concurrent committers on any
+ * machine serialize and the stale ones get `VersionConflictError`. A version that extends the one this instance
+ * last committed or read is stored as the actions it adds (a delta), others whole, as canonical JSON; a read
+ * parses (validates) a snapshot and the deltas after it.
+ *
+ * @example
+ * const plans = createSqlPlanStore(sqliteDialect(db), sqlitePlanSql); // db already migrated
+ * await plans.commit(plan, plan.version - 1);
+ */
+export function createSqlPlanStore(dialect: SqlDialect, sql: PlanSql): PlanStore {
+  const op = storeOperations(dialect);
+  const known = new KnownPlans();
+  const chainRows = (rows: ReadonlyArray<unknown>): PlanRow[] =>
+    rows.map((row) => ({
+      version: dialect.int(row, "version"),
+      kind: column(row, "kind"),
+      body: column(row, "body"),
+    }));
+
+  async function commit(plan: CompactionPlan, expectedVersion: number): Promise<void> {
+    const prepared = prepareCommit(known, plan, expectedVersion);
+    await dialect.transaction(function* () {
+      const { planVersion } = yield* lockThread(dialect, sql.threads, plan.threadId);
+      if (planVersion !== expectedVersion) throw planConflict(plan.threadId, expectedVersion, planVersion);
+      yield* run(sql.insert(plan.threadId, plan.version, prepared.kind, prepared.body));
+      yield* run(sql.threads.setPlanVersion(plan.threadId, plan.version));
+    });
+    if (prepared.known !== undefined) known.offer(prepared.known);
+  }
+
+  async function get(threadId: string, version: number): Promise<CompactionPlan> {
+    checkVersionArguments(threadId, version);
+    if (version === 0) return emptyPlan(threadId);
+    const rows = await dialect.all(sql.chain(threadId, version));
+    if (rows.length === 0) throw planNotFound(threadId, version);
+    return known.read(threadId, version, chainRows(rows));
+  }
+
+  async function latest(threadId: string): Promise<CompactionPlan> {
+    checkThreadId(threadId);
+    if (sql.latestChain === undefined) {
+      return get(threadId, (await threadVersions(dialect, sql.threads, threadId)).planVersion);
+    }
+    // No rows: no thread row, or plan version 0 (nothing committed yet).
+    const rows = await dialect.all(sql.latestChain(threadId));
+    if (rows.length === 0) return emptyPlan(threadId);
+    return known.read(threadId, dialect.int(rows[0], "target"), chainRows(rows));
+  }
+
+  async function adopt(plan: CompactionPlan): Promise<void> {
+    checkVersionArguments(plan?.threadId, plan?.version);
+    if (plan.version === 0) return;
+    const [row] = await dialect.all(sql.adoption(plan.threadId, plan.version));
+    const latestVersion = isNull(row, "latest") ? 0 : dialect.int(row, "latest");
+    if (plan.version > latestVersion) throw planNotFound(plan.threadId, plan.version);
+    // Versions are 1, 2, … and never removed: the deltas since the snapshot are the versions' difference (no
+    // count over rows, and a seek past a snapshot of megabytes reads none of it).
+    const snapshot = isNull(row, "snapshot") ? 0 : dialect.int(row, "snapshot");
+    known.offer({ plan, deltas: plan.version - snapshot });
+  }
+
+  return Object.freeze({
+    commit: (plan: CompactionPlan, expectedVersion: number) =>
+      op("commit", plan?.threadId, () => commit(plan, expectedVersion)),
+    latest: (threadId: string) => op("latest", threadId, () => latest(threadId)),
+    get: (threadId: string, version: number) => op("get", threadId, () => get(threadId, version)),
+    adopt: (plan: CompactionPlan) => op("adopt", plan?.threadId, () => adopt(plan)),
+    versions: (threadId: string) =>
+      op("versions", threadId, async () => {
+        checkThreadId(threadId);
+        const rows = await dialect.all(sql.versions(threadId));
+        return Object.freeze(rows.map((row) => dialect.int(row, "version")));
+      }),
+    latestVersion: (threadId: string) =>
+      op("latestVersion", threadId, async () => {
+        checkThreadId(threadId);
+        return (await threadVersions(dialect, sql.threads, threadId)).planVersion;
+      }),
+  });
+}
