@@ -56,7 +56,11 @@ describe("prepareTurn with the turn's tools", () => {
   it("counts the tools against a plain token budget: history + tools stay within it", async () => {
     const many = Array.from({ length: 30 }, (_, i) => ({ ...tools[0]!, name: `tool_${i}` }));
     const without = await (await engineWith()).prepareTurn("t", { format: "openai", budget: 6_000 });
-    const withTools = await (await engineWith()).prepareTurn("t", { format: "openai", budget: 6_000, tools: many });
+    const withTools = await (await engineWith()).prepareTurn("t", {
+      format: "openai",
+      budget: 6_000,
+      tools: many,
+    });
     expect(withTools.stats.toolTokens).toBeGreaterThan(500);
     expect(withTools.stats.tokens + withTools.stats.toolTokens).toBeLessThanOrEqual(6_000);
     expect(withTools.stats.tokens).toBeLessThan(without.stats.tokens);
