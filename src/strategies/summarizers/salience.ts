@@ -43,17 +43,21 @@ export function buildSalienceIndex(
   documents: ReadonlyArray<string>,
   visible: ReadonlyArray<string> = [],
 ): SalienceIndex {
-  const df = new Map<string, number>();
-  const occurrences = new Map<string, number>();
-  for (const text of documents) {
-    const seen = new Set<string>();
+  // One entry per word, found once per occurrence: a whole thread's first summary reads millions of words.
+  const tallies = new Map<string, Tally>();
+  documents.forEach((text, doc) => {
     for (const word of wordsOf(text)) {
-      occurrences.set(word, (occurrences.get(word) ?? 0) + 1);
-      if (seen.has(word)) continue;
-      seen.add(word);
-      df.set(word, (df.get(word) ?? 0) + 1);
+      const tally = tallies.get(word);
+      if (tally === undefined) tallies.set(word, { messages: 1, uses: 1, lastDoc: doc, weight: -1 });
+      else {
+        tally.uses++;
+        if (tally.lastDoc !== doc) {
+          tally.lastDoc = doc;
+          tally.messages++;
+        }
+      }
     }
-  }
+  });
   const shown = new Set<string>();
   const shownLines = new Set<string>();
   for (const text of visible) {
@@ -63,21 +67,36 @@ export function buildSalienceIndex(
       for (const sentence of line.split(SENTENCE_BREAK)) shownLines.add(oneLine(sentence));
     }
   }
+  const weigh = (word: string, tally: Tally | undefined): number => {
+    if (word.length < 3 || STOP.has(word) || shown.has(word)) return 0;
+    const d = tally?.messages ?? 1;
+    const n = tally?.uses ?? 1;
+    // Messages using the word: 1 → 1, 2 → 0.75, then fast decay; a word repeated within its message (an
+    // identifier in a code listing) is worth less than one said once.
+    const rarity = d <= 1 ? 1 : d === 2 ? 0.75 : 0.5 / (d - 1);
+    const repeated = n <= 2 ? 1 : 2 / n;
+    // Bare numbers are everywhere in output (line numbers, sizes, times): half weight.
+    const numeric = /^[0-9._-]+$/.test(word) ? 0.5 : 1;
+    return rarity * repeated * numeric;
+  };
   return {
     shows: (text) => shownLines.has(oneLine(text)),
     weight(word: string): number {
-      if (word.length < 3 || STOP.has(word) || shown.has(word)) return 0;
-      const d = df.get(word) ?? 1;
-      const n = occurrences.get(word) ?? 1;
-      // Messages using the word: 1 → 1, 2 → 0.75, then fast decay; a word repeated within its message (an
-      // identifier in a code listing) is worth less than one said once.
-      const rarity = d <= 1 ? 1 : d === 2 ? 0.75 : 0.5 / (d - 1);
-      const repeated = n <= 2 ? 1 : 2 / n;
-      // Bare numbers are everywhere in output (line numbers, sizes, times): half weight.
-      const numeric = /^[0-9._-]+$/.test(word) ? 0.5 : 1;
-      return rarity * repeated * numeric;
+      const tally = tallies.get(word);
+      if (tally === undefined) return weigh(word, undefined);
+      // Every line of the thread is weighed word by word: each word's weight is worked out once.
+      if (tally.weight < 0) tally.weight = weigh(word, tally);
+      return tally.weight;
     },
   };
+}
+
+/** What the index knows of one word: messages using it, uses in all, and its weight once asked for (-1 before). */
+interface Tally {
+  messages: number;
+  uses: number;
+  lastDoc: number;
+  weight: number;
 }
 
 /** A line's salience and the word that makes it salient. */
