@@ -195,6 +195,11 @@ interface Extraction {
   readonly items: RankedItem[];
   /** No earlier summary: the first request of the span is the task as first stated. */
   taskPending: boolean;
+  /**
+   * Whether a line of the message being read can be a fact or decision at all: one needs a word weighing
+   * {@link RARE}, and most messages of a long thread hold none (their lines need not be weighed).
+   */
+  rare: boolean;
 }
 
 interface OpenCall {
@@ -208,7 +213,7 @@ function extract(
   maxItemChars: number,
   first: boolean,
 ): RankedItem[] {
-  const x: Extraction = { index, maxItemChars, items: [], taskPending: first };
+  const x: Extraction = { index, maxItemChars, items: [], taskPending: first, rare: true };
   const open = new Map<string, OpenCall>();
   let question: RankedItem | undefined;
   messages.forEach((message, i) => {
@@ -216,6 +221,8 @@ function extract(
     const recency = (i + 1) / messages.length;
     const text = message.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n");
     if (message.role === "system") return;
+    // The span's documents are its messages' texts in order (see `rankedItems`).
+    x.rare = index.ceiling(i) >= RARE;
     if (message.role === "user") question = userItems(x, text, at, recency) ?? question;
     const calls = message.parts.filter((p): p is ToolCallPart => p.type === "tool_call");
     if (message.role === "assistant" && calls.length === 0) decisionItems(x, text, at, recency);
@@ -342,6 +349,7 @@ function userItems(x: Extraction, text: string, at: number, recency: number): Ra
 
 /** An answer or conclusion (an assistant message without calls): its salient statements, never narration. */
 function decisionItems(x: Extraction, text: string, at: number, recency: number): void {
+  if (!x.rare) return;
   const scored = sentences(text)
     .filter((s) => !NARRATION.test(s) && !s.endsWith("?"))
     .map((s, i) => ({ s, i, salience: lineSalience(s, x.index) }))
@@ -374,6 +382,7 @@ interface FactOptions {
  * rarest word.
  */
 function factItems(x: Extraction, content: string, at: number, recency: number, options: FactOptions): void {
+  if (!x.rare) return;
   const { skip } = options;
   const found: FactLine[] = [];
   content.split(/\r?\n/).forEach((raw, line) => {

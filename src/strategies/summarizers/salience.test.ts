@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { fcParams } from "../../../test/support/arbitrary-log.js";
-import { buildSalienceIndex, lineSalience, type SalienceIndex, wordsOf } from "./salience.js";
+import { buildSalienceIndex, COMMON_CEILING, lineSalience, type SalienceIndex, wordsOf } from "./salience.js";
 
 const STOP = new Set("the and for that this with from are was".split(" "));
 
@@ -103,6 +103,42 @@ describe("salience", () => {
           const reference = naiveIndex(documents, visible);
           const asked = [...wordsOf(documents.join(" ")), "unseen", "velmorine"];
           for (const w of [...asked, ...asked]) expect(index.weight(w)).toBe(reference(w));
+        },
+      ),
+      fcParams(300),
+    );
+  });
+
+  it("bounds what any line of a document can peak at, the heaviest word used in one or two messages included", () => {
+    const word = fc.constantFrom(
+      "kx-48213",
+      "velmorine",
+      "load",
+      "the",
+      "a.py",
+      "12",
+      "Config",
+      "<b>",
+      "ΣΑΣ",
+      "K",
+    );
+    const text = fc
+      .array(fc.tuple(word, fc.constantFrom(" ", "\n", ". ", "-", "")), { maxLength: 14 })
+      .map((parts) => parts.map(([w, sep]) => w + sep).join(""));
+    fc.assert(
+      fc.property(
+        fc.array(text, { maxLength: 8 }),
+        fc.array(text, { maxLength: 2 }),
+        (documents, visible) => {
+          const index = buildSalienceIndex(documents, visible);
+          documents.forEach((doc, d) => {
+            const heaviest = Math.max(0, ...wordsOf(doc).map((w) => index.weight(w)));
+            expect(index.ceiling(d)).toBe(Math.max(COMMON_CEILING, heaviest));
+            for (const line of doc.split(/\r?\n/)) {
+              for (const piece of [line, ...line.replace(/<[^>]*>/g, " ").split(/(?<=[.!?;])\s+/)])
+                expect(lineSalience(piece, index).peak).toBeLessThanOrEqual(index.ceiling(d));
+            }
+          });
         },
       ),
       fcParams(300),

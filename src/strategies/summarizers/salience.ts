@@ -33,7 +33,16 @@ export interface SalienceIndex {
   weight(word: string): number;
   /** True when `text` (a line or sentence) is shown verbatim by the visible text: as a fact it needs no room. */
   shows(text: string): boolean;
+  /**
+   * No word of `documents[document]` weighs more than this, so no line or sentence cut from that text peaks
+   * higher (its words are among the text's): the weight of its heaviest word used in one or two messages, or
+   * {@link COMMON_CEILING} when that is more (1, the most any word weighs, for an unknown document).
+   */
+  ceiling(document: number): number;
 }
+
+/** The most a word used in three or more messages can weigh (see {@link SalienceIndex.weight}). */
+export const COMMON_CEILING = 0.25;
 
 /**
  * Indexes `documents` (one text per message, plus one per earlier summary) for rarity; words that occur in
@@ -48,7 +57,8 @@ export function buildSalienceIndex(
   documents.forEach((text, doc) => {
     for (const word of wordsOf(text)) {
       const tally = tallies.get(word);
-      if (tally === undefined) tallies.set(word, { messages: 1, uses: 1, lastDoc: doc, weight: -1 });
+      if (tally === undefined)
+        tallies.set(word, { messages: 1, uses: 1, firstDoc: doc, lastDoc: doc, weight: -1 });
       else {
         tally.uses++;
         if (tally.lastDoc !== doc) {
@@ -79,14 +89,30 @@ export function buildSalienceIndex(
     const numeric = /^[0-9._-]+$/.test(word) ? 0.5 : 1;
     return rarity * repeated * numeric;
   };
+  const weightOf = (word: string, tally: Tally): number => {
+    // Every line of the thread is weighed word by word: each word's weight is worked out once.
+    if (tally.weight < 0) tally.weight = weigh(word, tally);
+    return tally.weight;
+  };
+  let ceilings: Float64Array | undefined;
   return {
     shows: (text) => shownLines.has(oneLine(text)),
     weight(word: string): number {
       const tally = tallies.get(word);
-      if (tally === undefined) return weigh(word, undefined);
-      // Every line of the thread is weighed word by word: each word's weight is worked out once.
-      if (tally.weight < 0) tally.weight = weigh(word, tally);
-      return tally.weight;
+      return tally === undefined ? weigh(word, undefined) : weightOf(word, tally);
+    },
+    ceiling(document: number): number {
+      if (ceilings === undefined) {
+        // Only a word in one or two messages weighs more than the common ceiling; its messages are known.
+        ceilings = new Float64Array(documents.length).fill(COMMON_CEILING);
+        for (const [word, tally] of tallies) {
+          if (tally.messages > 2) continue;
+          const w = weightOf(word, tally);
+          ceilings[tally.firstDoc] = Math.max(ceilings[tally.firstDoc]!, w);
+          ceilings[tally.lastDoc] = Math.max(ceilings[tally.lastDoc]!, w);
+        }
+      }
+      return ceilings[document] ?? 1;
     },
   };
 }
@@ -95,6 +121,8 @@ export function buildSalienceIndex(
 interface Tally {
   messages: number;
   uses: number;
+  /** The first and the last document using the word (the only two when `messages` is at most 2). */
+  firstDoc: number;
   lastDoc: number;
   weight: number;
 }
