@@ -57,6 +57,8 @@ export function buildSalienceIndex(
   const tallies = new Map<string, Tally>();
   documents.forEach((text, doc) => {
     for (const word of wordsOf(text)) {
+      // A word under three characters weighs nothing whatever its counts.
+      if (word.length < 3) continue;
       const tally = tallies.get(word);
       if (tally === undefined)
         tallies.set(word, { messages: 1, uses: 1, firstDoc: doc, lastDoc: doc, weight: UNWEIGHED });
