@@ -35,10 +35,12 @@ export function pendingStubTokens(log: ThreadLog, group: Group, counter: Message
  * that way.
  */
 export function messageTokens(log: ThreadLog, seq: number, counter: MessageCounter): number {
-  const table = seqTable(log, counter);
-  if (seq < table.length && table[seq]! >= 0) return table[seq]!;
+  const page = pageOf(log, counter, seq);
+  const at = seq & (PAGE - 1);
+  const known = page[at]!;
+  if (known >= 0) return known;
   const tokens = countAsRendered(log, seq, counter);
-  if (seq < table.length) table[seq] = tokens;
+  page[at] = tokens;
   return tokens;
 }
 
@@ -57,24 +59,32 @@ function countAsRendered(log: ThreadLog, seq: number, counter: MessageCounter): 
 // `messageTokens` per seq, per counter and history (keyed by the history's id table, which is shared by all its
 // log values and only grows): a message's content and pairing are fixed once appended, so its count never
 // changes. Strategies re-count the kept tail and the pinned groups every turn; a table read is what the budget
-// loop of a plain trimmer pays, a count-cache lookup by content hash several times that.
-const seqTables = new WeakMap<MessageCounter, WeakMap<ArrayLike<string>, Int32Array>>();
+// loop of a plain trimmer pays, a count-cache lookup by content hash several times that. The table is kept in
+// pages of `PAGE` seqs, made when first read: a turn that counts a few messages of a long thread (a stateless
+// worker's) must not fill a table as long as the thread.
+const PAGE_BITS = 12;
+const PAGE = 1 << PAGE_BITS;
+const seqTables = new WeakMap<MessageCounter, WeakMap<ArrayLike<string>, Array<Int32Array | undefined>>>();
 
-function seqTable(log: ThreadLog, counter: MessageCounter): Int32Array {
+function pageOf(log: ThreadLog, counter: MessageCounter, seq: number): Int32Array {
   let byHistory = seqTables.get(counter);
   if (byHistory === undefined) {
     byHistory = new WeakMap();
     seqTables.set(counter, byHistory);
   }
   const history = log.idTable();
-  let table = byHistory.get(history);
-  if (table === undefined || table.length < log.length) {
-    const grown = new Int32Array(Math.max(log.length, Math.ceil((table?.length ?? 0) * 1.5), 64)).fill(-1);
-    if (table !== undefined) grown.set(table);
-    table = grown;
-    byHistory.set(history, table);
+  let pages = byHistory.get(history);
+  if (pages === undefined) {
+    pages = [];
+    byHistory.set(history, pages);
   }
-  return table;
+  const index = seq >>> PAGE_BITS;
+  let page = pages[index];
+  if (page === undefined) {
+    page = new Int32Array(PAGE).fill(-1);
+    pages[index] = page;
+  }
+  return page;
 }
 
 /**

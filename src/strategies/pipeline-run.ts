@@ -34,6 +34,7 @@ function contextFor(run: Run): StrategyContext {
     tokens: run.tokens,
     target: run.target,
     goal: run.goal,
+    minGain: run.minGain,
     contextWindow: input.budget.contextWindow,
     taskSeq: taskSeqOf(input.log, settings.task, input.plan),
     ...(input.signal === undefined ? {} : { signal: input.signal }),

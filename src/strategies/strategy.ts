@@ -25,6 +25,11 @@ export interface StrategyContext {
    * leaves room for the next turns, so the rendered prefix stays byte-identical until the next chunk.
    */
   readonly goal: number;
+  /**
+   * While `tokens <= target`, the pipeline defers (does not apply) a free strategy's proposal that saves fewer
+   * tokens than this, so such a strategy may skip work that only pays off with a larger gain. Absent: no minimum.
+   */
+  readonly minGain?: number;
   /** The model's context window, for triggers expressed as a share of it. */
   readonly contextWindow: number;
   /**

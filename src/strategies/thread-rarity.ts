@@ -5,7 +5,7 @@
  */
 import type { Message } from "../log/message.js";
 import type { ThreadLog } from "../log/thread-log.js";
-import { decisionAt, type SeqResolution } from "../plan/resolve-for-log.js";
+import type { SeqResolution } from "../plan/resolve-for-log.js";
 import { type Rarity, wordsOf } from "./salient-lines.js";
 
 /** Everything of a message a reader sees as words: texts, tool results, call names and arguments. */
@@ -19,17 +19,25 @@ export function messageWords(message: Message): ReadonlySet<string> {
   return wordsOf(texts.join("\n"));
 }
 
-/** Whether a message renders as itself (whole or cleared) under a resolution. */
-function renders(resolution: SeqResolution, seq: number): boolean {
-  const kind = decisionAt(resolution, seq)?.kind;
-  return kind === undefined || kind === "include" || kind === "clear";
+/** Per action index + 1 (0: no action, included by default): 1 when its messages render as themselves. */
+function renderFlags(resolution: SeqResolution): Uint8Array {
+  const flags = new Uint8Array(resolution.decisions.length + 1);
+  flags[0] = 1;
+  resolution.decisions.forEach(({ kind }, i) => {
+    flags[i + 1] = kind === "include" || kind === "clear" ? 1 : 0;
+  });
+  return flags;
 }
 
 /** Document frequencies over a set of messages, updated by adding and removing messages. */
 class IncrementalRarity implements Rarity {
   readonly #df = new Map<string, number>();
   /** Words per counted seq (what removing it takes away). */
-  readonly #words = new Map<number, { readonly message: Message; readonly words: ReadonlySet<string> }>();
+  readonly #words = new Map<number, ReadonlySet<string>>();
+  /** 1 at each counted seq (the keys of `#words`, as a table a sweep reads without hashing). */
+  #counted = new Uint8Array(0);
+  /** What the last sync counted for: a resolution and a log length of this history. */
+  #synced: { readonly resolution: SeqResolution; readonly length: number } | undefined;
 
   get documents(): number {
     return this.#words.size;
@@ -39,23 +47,45 @@ class IncrementalRarity implements Rarity {
     return this.#df.get(word) ?? 0;
   }
 
-  /** Counts exactly the messages of `log` that render under `resolution` (all of them are held). */
+  /**
+   * Counts exactly the messages of `log` that render under `resolution` (all of them are held). A decision is a
+   * function of the resolution and the seq alone, so after a sync for the same resolution only the seqs the log
+   * gained or lost can differ; another resolution is compared seq by seq on its action table.
+   */
   sync(log: ThreadLog, resolution: SeqResolution): void {
-    for (const [seq, entry] of this.#words) {
-      const stays = seq < log.length && renders(resolution, seq) && log.at(seq) === entry.message;
-      if (!stays) this.#remove(seq, entry.words);
+    const length = log.length;
+    const last = this.#synced;
+    for (const seq of this.#words.keys()) if (seq >= length) this.#remove(seq);
+    if (this.#counted.length < length) {
+      const grown = new Uint8Array(Math.max(length, this.#counted.length * 2));
+      grown.set(this.#counted);
+      this.#counted = grown;
     }
-    for (let seq = 0; seq < log.length; seq++) {
-      if (this.#words.has(seq) || !renders(resolution, seq)) continue;
-      const message = log.at(seq)!;
-      const words = messageWords(message);
-      this.#words.set(seq, { message, words });
-      for (const word of words) this.#df.set(word, (this.#df.get(word) ?? 0) + 1);
+    const flags = renderFlags(resolution);
+    const { actionAt } = resolution;
+    const from = last?.resolution === resolution ? Math.min(last.length, length) : 0;
+    const covered = Math.min(actionAt.length, length);
+    const counted = this.#counted;
+    for (let seq = from; seq < length; seq++) {
+      const renders = seq < covered ? flags[actionAt[seq]! + 1]! : 1;
+      if (renders === counted[seq]) continue;
+      if (renders === 1) this.#add(seq, log.at(seq)!);
+      else this.#remove(seq);
     }
+    this.#synced = { resolution, length };
   }
 
-  #remove(seq: number, words: ReadonlySet<string>): void {
+  #add(seq: number, message: Message): void {
+    const words = messageWords(message);
+    this.#words.set(seq, words);
+    this.#counted[seq] = 1;
+    for (const word of words) this.#df.set(word, (this.#df.get(word) ?? 0) + 1);
+  }
+
+  #remove(seq: number): void {
+    const words = this.#words.get(seq)!;
     this.#words.delete(seq);
+    this.#counted[seq] = 0;
     for (const word of words) {
       const n = this.#df.get(word)! - 1;
       if (n === 0) this.#df.delete(word);

@@ -4,7 +4,7 @@ import type { z } from "zod";
 import { arbitraryBatches, fcParams } from "../../test/support/arbitrary-log.js";
 import { call, result, text, validationError } from "../../test/support/builders.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";
-import { runStrategy } from "../../test/support/strategy-context.js";
+import { runStrategy, strategyContext } from "../../test/support/strategy-context.js";
 import {
   answers,
   asks,
@@ -446,6 +446,53 @@ describe("key lines of stubbed results", () => {
       target: target + 200,
     });
     expect(roomy.proposal.actions).not.toEqual(bare.proposal.actions);
+  });
+
+  it("looks for key lines only when the pipeline can take them: the proposal is the one that always looks, or one the pipeline defers like it", async () => {
+    const line = fc.constantFrom(
+      "running step 4 of the build for module core",
+      "compiled unit 7 of module core without notes",
+      "The refund now points at ticket KX-48213.",
+      "error: velmorine cache is stale",
+      "3 passed, 1 failed",
+    );
+    const content = fc.array(line, { minLength: 1, maxLength: 40 }).map((lines) => lines.join("\n"));
+    const turn = fc.array(content, { minLength: 1, maxLength: 3 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(turn, { minLength: 1, maxLength: 6 }),
+        fc.double({ min: 0.05, max: 1.5, noNaN: true }),
+        fc.nat(400),
+        async (turns, share, minGain) => {
+          let n = 0;
+          const inputs: MessageInput[] = [];
+          turns.forEach((contents, t) => {
+            inputs.push(user(`u${t}`));
+            for (const c of contents) inputs.push(...step(n++, "bash", c));
+          });
+          inputs.push(user("last"));
+          const log = ThreadLog.from("t", inputs);
+          const options = { default: { keepTurns: 1, keepLast: null, minChars: 0 } };
+          const plan = emptyPlan("t");
+          const tokens = renderPrompt(log, plan, { counter }).tokenCount;
+          const target = Math.floor(tokens * share);
+          const propose = (o: ToolResultRetentionOptions, context: Parameters<typeof strategyContext>[2]) =>
+            createToolResultRetention(o).propose(strategyContext(log, plan, context));
+          const actual = await propose(options, { target, minGain });
+          const always = await propose(options, { target: Number.MAX_SAFE_INTEGER });
+          const bare = await propose({ ...options, keyLines: false }, { target });
+          const measure = (p: Proposal) =>
+            renderPrompt(log, extendPlan(plan, p.actions, log.length), { counter }).tokenCount;
+          const expected = measure(always) <= target ? always : bare;
+          if (JSON.stringify(actual.actions) === JSON.stringify(expected.actions)) return;
+          // Otherwise both are under target with gains the pipeline defers.
+          expect(tokens).toBeLessThanOrEqual(target);
+          expect(tokens - measure(actual)).toBeLessThan(minGain);
+          expect(tokens - measure(expected)).toBeLessThan(minGain);
+        },
+      ),
+      fcParams(150),
+    );
   });
 
   it("rejects bad key-line options naming the field", () => {

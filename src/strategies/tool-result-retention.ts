@@ -16,6 +16,7 @@ import { decisionAt, resolveForLog, type SeqResolution } from "../plan/resolve-f
 import type { Decision } from "../plan/resolve-plan.js";
 import { clearedArgsText, clearedResultText, keyLinesResultText } from "../render/placeholders.js";
 import { textTokenCounter } from "../render/text-excerpt.js";
+import { messageTokens } from "./group-accounting.js";
 import type { DecisionChange } from "./group-sweep.js";
 import { parseOptions } from "./options.js";
 import { salientLines } from "./salient-lines.js";
@@ -273,6 +274,14 @@ export function createToolResultRetention(options: ToolResultRetentionOptions = 
     const plain = toActions(log, out, memo.facts.bySeq, name);
     if (plain.length === 0) return nothingToDo("no tool result is past its retention policy");
     if (keyLines === undefined || out.clear.size === 0) return { actions: plain };
+    // Finding key lines reads every message the plan still renders (for word rarity) and renders the request
+    // once more; it is in vain when the pipeline cannot take them. They stay only while the request with them is
+    // under target (`roomFor`): not when it would be over even if the stubbed messages cost nothing (an
+    // uncompacted thread's first turn). Under target, a proposal saving less than the pipeline's minimum gain
+    // waits, whatever the stubs show (the gain with key lines is at most the gain without).
+    const floor = floorAfter(ctx, resolution, out);
+    if (floor > ctx.target) return { actions: plain };
+    if (ctx.tokens <= ctx.target && ctx.tokens - floor < (ctx.minGain ?? 0)) return { actions: plain };
     const keyLinesOf = keyLinesFinder(ctx, resolution, memo.facts.bySeq, keyLines);
     const actions = toActions(log, out, memo.facts.bySeq, name, keyLinesOf);
     return { actions: roomFor(ctx, actions) ? actions : plain };
@@ -304,6 +313,23 @@ function keyLinesFinder(
       return [{ messageId: message.id, partIndex: message.parts.indexOf(r.part), text }];
     });
   };
+}
+
+/**
+ * The fewest tokens the request can have once `out` is applied, whatever the stubs show: its tokens now less
+ * what the messages it stubs or drops cost now (only undecided ones, sent unchanged: a message already cleared
+ * makes the floor unknown, -Infinity).
+ */
+function floorAfter(ctx: StrategyContext, res: SeqResolution, out: Collected): number {
+  let saved = 0;
+  const add = (seq: number): boolean => {
+    if (!undecided(res, seq)) return false;
+    saved += messageTokens(ctx.log, seq, ctx.counter);
+    return true;
+  };
+  for (const seqs of out.clear.values()) for (const seq of seqs) if (!add(seq)) return -Infinity;
+  for (const group of out.drop) for (const seq of group.seqs) if (!add(seq)) return -Infinity;
+  return ctx.tokens - saved;
 }
 
 /** Key lines are kept while room allows: the request with them stays under the target. */

@@ -20,6 +20,8 @@ export interface StrategyContextOptions {
   /** Default: the target. */
   readonly goal?: number;
   readonly signal?: AbortSignal;
+  /** The pipeline's minimum gain for free strategies under target; default none. */
+  readonly minGain?: number;
 }
 
 /** A strategy context for `log` under `plan`: `tokens` and `measure` are `renderPrompt(...).tokenCount`. */
@@ -41,6 +43,7 @@ export function strategyContext(
     goal: options.goal ?? target,
     contextWindow,
     ...(options.signal === undefined ? {} : { signal: options.signal }),
+    ...(options.minGain === undefined ? {} : { minGain: options.minGain }),
     measure,
   };
 }

@@ -195,11 +195,25 @@ interface Extraction {
   readonly items: RankedItem[];
   /** No earlier summary: the first request of the span is the task as first stated. */
   taskPending: boolean;
+  /**
+   * Whether a line of the message being read can be a fact or decision at all: one needs a word weighing
+   * {@link RARE}, and most messages of a long thread hold none (their lines need not be weighed).
+   */
+  rare: boolean;
 }
 
 interface OpenCall {
   readonly call: ToolCallPart;
   readonly order: number;
+}
+
+/** A call whose result the span holds: its line, where it is read, and its item's place in the extraction. */
+interface MadeCall {
+  readonly label: string;
+  readonly order: number;
+  readonly result: ToolResultPart;
+  readonly recency: number;
+  readonly at: number;
 }
 
 function extract(
@@ -208,14 +222,17 @@ function extract(
   maxItemChars: number,
   first: boolean,
 ): RankedItem[] {
-  const x: Extraction = { index, maxItemChars, items: [], taskPending: first };
+  const x: Extraction = { index, maxItemChars, items: [], taskPending: first, rare: true };
   const open = new Map<string, OpenCall>();
+  const made: MadeCall[] = [];
   let question: RankedItem | undefined;
   messages.forEach((message, i) => {
     const at = (i + 1) * 100_000;
     const recency = (i + 1) / messages.length;
     const text = message.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n");
     if (message.role === "system") return;
+    // The span's documents are its messages' texts in order (see `rankedItems`).
+    x.rare = index.ceiling(i) >= RARE;
     if (message.role === "user") question = userItems(x, text, at, recency) ?? question;
     const calls = message.parts.filter((p): p is ToolCallPart => p.type === "tool_call");
     if (message.role === "assistant" && calls.length === 0) decisionItems(x, text, at, recency);
@@ -225,12 +242,28 @@ function extract(
       if (part.type !== "tool_result") return;
       const pending = open.get(part.callId);
       open.delete(part.callId);
-      x.items.push(callItem(x, pending, part, message.meta.toolName, { order: at + p, recency }));
+      const label =
+        pending === undefined
+          ? `${message.meta.toolName ?? "tool"} [${part.callId}]`
+          : callLabel(pending.call);
+      const order = pending?.order ?? at + p;
+      // Its line for now; the whole item once it is known to be the last call of that line (see below).
+      made.push({ label, order, result: part, recency, at: x.items.length });
+      x.items.push({ field: "toolOutcomes", text: label, priority: 0, order });
       // Its facts stand on their own: the outcome is the first thing given back when room runs short, and a
       // repeated call keeps one outcome only.
       factItems(x, part.content, at + 100, recency, {});
     });
   });
+  // Folding keeps the last call of each line and only the number of the others (see `folded`): only the last
+  // one's outcome and worth are worked out. A long agent run repeats most of its calls.
+  const lastOfLine = new Map<string, MadeCall>();
+  for (const call of made) {
+    const line = foldedLine(call.label).line;
+    const known = lastOfLine.get(line);
+    if (known === undefined || known.order < call.order) lastOfLine.set(line, call);
+  }
+  for (const call of lastOfLine.values()) x.items[call.at] = callItem(x, call);
   // Calls still waiting for their result are open work, not outcomes.
   for (const { call, order } of open.values()) {
     x.items.push({
@@ -248,14 +281,7 @@ function extract(
  * A call made, as a short line (`name(main argument…)`) worth keeping on its own, with its outcome as the detail
  * appended while room allows: worth more when the call failed or ran tests, or when it states a rare fact.
  */
-function callItem(
-  x: Extraction,
-  pending: OpenCall | undefined,
-  result: ToolResultPart,
-  toolName: string | undefined,
-  { order, recency }: { readonly order: number; readonly recency: number },
-): RankedItem {
-  const label = pending === undefined ? `${toolName ?? "tool"} [${result.callId}]` : callLabel(pending.call);
+function callItem(x: Extraction, { label, order, result, recency }: MadeCall): RankedItem {
   const outcome = outcomeOf(result.content, result.isError === true);
   const base = outcome.failed || outcome.tested ? BASE.failedOrTested : BASE.outcome;
   // The outcome may itself be the result's most salient fact: it is worth as much as that fact.
@@ -265,9 +291,15 @@ function callItem(
     field: "toolOutcomes",
     text: label,
     priority: BASE.call + 0.3 * peakOf(label, x.index) + 0.15 * recency,
-    order: pending?.order ?? order,
+    order,
     detail: { text: ` → ${outcome.text}`, priority: worth + 0.15 * recency },
   };
+}
+
+/** A call line without its ` ×N` count (an earlier summary's folded line), and that count (1 without). */
+function foldedLine(text: string): { readonly line: string; readonly times: number } {
+  const [, line = text, times = "1"] = /^(.*) ×(\d+)$/.exec(text) ?? [];
+  return { line, times: Number(times) };
 }
 
 /**
@@ -283,9 +315,9 @@ function folded(items: ReadonlyArray<RankedItem>): RankedItem[] {
       out.push(item);
       continue;
     }
-    const [, line = item.text, times = "1"] = /^(.*) ×(\d+)$/.exec(item.text) ?? [];
+    const { line, times } = foldedLine(item.text);
     const known = byLine.get(line);
-    byLine.set(line, { times: (known?.times ?? 0) + Number(times), last: { ...item, text: line } });
+    byLine.set(line, { times: (known?.times ?? 0) + times, last: { ...item, text: line } });
   }
   for (const { times, last } of byLine.values())
     out.push(times === 1 ? last : { ...last, text: `${last.text} ×${times}` });
@@ -342,6 +374,7 @@ function userItems(x: Extraction, text: string, at: number, recency: number): Ra
 
 /** An answer or conclusion (an assistant message without calls): its salient statements, never narration. */
 function decisionItems(x: Extraction, text: string, at: number, recency: number): void {
+  if (!x.rare) return;
   const scored = sentences(text)
     .filter((s) => !NARRATION.test(s) && !s.endsWith("?"))
     .map((s, i) => ({ s, i, salience: lineSalience(s, x.index) }))
@@ -374,6 +407,7 @@ interface FactOptions {
  * rarest word.
  */
 function factItems(x: Extraction, content: string, at: number, recency: number, options: FactOptions): void {
+  if (!x.rare) return;
   const { skip } = options;
   const found: FactLine[] = [];
   content.split(/\r?\n/).forEach((raw, line) => {

@@ -24,6 +24,7 @@ const STOP = new Set(
   ).split(" "),
 );
 
+const NUMERIC = /^[0-9._-]+$/;
 const SENTENCE_BREAK = /(?<=[.!?;:])\s+/;
 const oneLine = (text: string): string => text.replace(/\s+/g, " ").trim();
 
@@ -33,7 +34,16 @@ export interface SalienceIndex {
   weight(word: string): number;
   /** True when `text` (a line or sentence) is shown verbatim by the visible text: as a fact it needs no room. */
   shows(text: string): boolean;
+  /**
+   * No word of `documents[document]` weighs more than this, so no line or sentence cut from that text peaks
+   * higher (its words are among the text's): the weight of its heaviest word used in one or two messages, or
+   * {@link COMMON_CEILING} when that is more (1, the most any word weighs, for an unknown document).
+   */
+  ceiling(document: number): number;
 }
+
+/** The most a word used in three or more messages can weigh (see {@link SalienceIndex.weight}). */
+export const COMMON_CEILING = 0.25;
 
 /**
  * Indexes `documents` (one text per message, plus one per earlier summary) for rarity; words that occur in
@@ -43,17 +53,24 @@ export function buildSalienceIndex(
   documents: ReadonlyArray<string>,
   visible: ReadonlyArray<string> = [],
 ): SalienceIndex {
-  const df = new Map<string, number>();
-  const occurrences = new Map<string, number>();
-  for (const text of documents) {
-    const seen = new Set<string>();
+  // One entry per word, found once per occurrence: a whole thread's first summary reads millions of words.
+  const tallies = new Map<string, Tally>();
+  documents.forEach((text, doc) => {
     for (const word of wordsOf(text)) {
-      occurrences.set(word, (occurrences.get(word) ?? 0) + 1);
-      if (seen.has(word)) continue;
-      seen.add(word);
-      df.set(word, (df.get(word) ?? 0) + 1);
+      // A word under three characters weighs nothing whatever its counts.
+      if (word.length < 3) continue;
+      const tally = tallies.get(word);
+      if (tally === undefined)
+        tallies.set(word, { messages: 1, uses: 1, firstDoc: doc, lastDoc: doc, weight: UNWEIGHED });
+      else {
+        tally.uses++;
+        if (tally.lastDoc !== doc) {
+          tally.lastDoc = doc;
+          tally.messages++;
+        }
+      }
     }
-  }
+  });
   const shown = new Set<string>();
   const shownLines = new Set<string>();
   for (const text of visible) {
@@ -63,21 +80,61 @@ export function buildSalienceIndex(
       for (const sentence of line.split(SENTENCE_BREAK)) shownLines.add(oneLine(sentence));
     }
   }
+  const weigh = (word: string, tally: Tally | undefined): number => {
+    if (word.length < 3 || STOP.has(word) || shown.has(word)) return 0;
+    const d = tally?.messages ?? 1;
+    const n = tally?.uses ?? 1;
+    // Messages using the word: 1 → 1, 2 → 0.75, then fast decay; a word repeated within its message (an
+    // identifier in a code listing) is worth less than one said once.
+    const rarity = d <= 1 ? 1 : d === 2 ? 0.75 : 0.5 / (d - 1);
+    const repeated = n <= 2 ? 1 : 2 / n;
+    // Bare numbers are everywhere in output (line numbers, sizes, times): half weight.
+    const numeric = NUMERIC.test(word) ? 0.5 : 1;
+    return rarity * repeated * numeric;
+  };
+  const weightOf = (word: string, tally: Tally): number => {
+    // Every line of the thread is weighed word by word: each word's weight is worked out once.
+    if (tally.weight < 0) tally.weight = weigh(word, tally);
+    return tally.weight;
+  };
+  let ceilings: Float64Array | undefined;
   return {
     shows: (text) => shownLines.has(oneLine(text)),
     weight(word: string): number {
-      if (word.length < 3 || STOP.has(word) || shown.has(word)) return 0;
-      const d = df.get(word) ?? 1;
-      const n = occurrences.get(word) ?? 1;
-      // Messages using the word: 1 → 1, 2 → 0.75, then fast decay; a word repeated within its message (an
-      // identifier in a code listing) is worth less than one said once.
-      const rarity = d <= 1 ? 1 : d === 2 ? 0.75 : 0.5 / (d - 1);
-      const repeated = n <= 2 ? 1 : 2 / n;
-      // Bare numbers are everywhere in output (line numbers, sizes, times): half weight.
-      const numeric = /^[0-9._-]+$/.test(word) ? 0.5 : 1;
-      return rarity * repeated * numeric;
+      const tally = tallies.get(word);
+      return tally === undefined ? weigh(word, undefined) : weightOf(word, tally);
+    },
+    ceiling(document: number): number {
+      if (ceilings === undefined) {
+        // Only a word in one or two messages weighs more than the common ceiling; its messages are known.
+        ceilings = new Float64Array(documents.length).fill(COMMON_CEILING);
+        const table = ceilings;
+        tallies.forEach((tally, word) => {
+          if (tally.messages > 2) return;
+          const w = weightOf(word, tally);
+          if (w > table[tally.firstDoc]!) table[tally.firstDoc] = w;
+          if (w > table[tally.lastDoc]!) table[tally.lastDoc] = w;
+        });
+      }
+      return ceilings[document] ?? 1;
     },
   };
+}
+
+/**
+ * A tally's weight before it is worked out. Not an integer: a number field that first holds small integers and
+ * then fractions makes V8 migrate every tally object to a new layout (half a second for 500,000 words).
+ */
+const UNWEIGHED = -0.5;
+
+/** What the index knows of one word: messages using it, uses in all, and its weight once asked for. */
+interface Tally {
+  messages: number;
+  uses: number;
+  /** The first and the last document using the word (the only two when `messages` is at most 2). */
+  firstDoc: number;
+  lastDoc: number;
+  weight: number;
 }
 
 /** A line's salience and the word that makes it salient. */

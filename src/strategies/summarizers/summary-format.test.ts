@@ -1,4 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { fcParams } from "../../../test/support/arbitrary-log.js";
 import { SummarizerError } from "../../errors/ledger-error.js";
 import type { MessageInput } from "../../log/message.js";
 import { ThreadLog } from "../../log/thread-log.js";
@@ -9,6 +11,7 @@ import {
   fitSummary,
   formatSummary,
   mergeSummaries,
+  normalizeItem,
   SUMMARY_FIELDS,
   shorten,
 } from "./summary-format.js";
@@ -339,5 +342,31 @@ describe("callWithDeadline", () => {
       reason: "failed",
     });
     await expect(callWithDeadline("m", { threadId: "t" }, 1_000, async () => 42, classify)).resolves.toBe(42);
+  });
+});
+
+describe("normalizeItem", () => {
+  it("collapses every run of whitespace to one space and trims, as one replace does", () => {
+    const piece = fc.constantFrom(
+      "a",
+      "b c",
+      " ",
+      "  ",
+      "\t",
+      "\n",
+      "\r\n",
+      "\u00a0",
+      "\u2028",
+      "\ufeff",
+      "é",
+      "😀",
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
+        const text = pieces.join("");
+        expect(normalizeItem(text)).toBe(text.replace(/\s+/g, " ").trim());
+      }),
+      fcParams(500),
+    );
   });
 });

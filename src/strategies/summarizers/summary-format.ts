@@ -28,9 +28,13 @@ export const SUMMARY_FIELDS: ReadonlyArray<SummaryField> = Object.freeze(
 /** Counts tokens the cheap way (about four characters per token) when no tokenizer is given. */
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4);
 
+/** Whitespace other than single spaces: what `normalizeItem` has to collapse. */
+const UNEVEN_SPACE = /[^\S ]|\s\s/;
+
 /** Collapses whitespace so each item is one line of the text. */
 export function normalizeItem(item: string): string {
-  return item.replace(/\s+/g, " ").trim();
+  // Most lines have single spaces only: collapsing them would copy the line for nothing.
+  return UNEVEN_SPACE.test(item) ? item.replace(/\s+/g, " ").trim() : item.trim();
 }
 
 /** Shortens text to `max` characters plus a note saying how much was left out. */
