@@ -78,7 +78,8 @@ export function failure(run: Run, error: LedgerError): PipelineResult {
  */
 function withFailedSteps(run: Run, error: LedgerError): LedgerError {
   if (!(error instanceof BudgetInfeasibleError)) return error;
-  const failed = run.steps.filter((s) => s.outcome === "failed");
+  // The step that threw this very error (the hard fallback) is not a cause of it.
+  const failed = run.steps.filter((s) => s.outcome === "failed" && s.detail !== error.message);
   if (failed.length === 0) return error;
   const causes = failed.map((s) => `${s.strategy} failed (${s.detail ?? "no detail"})`).join("; ");
   const cause = failed

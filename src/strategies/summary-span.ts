@@ -138,12 +138,18 @@ function candidates(
   const lastUser = log.lastUserSeq;
   const protectedGroup = lastUser >= 0 ? log.groupIndexOf(lastUser) : -1;
   const taskGroup = taskSeq >= 0 ? log.groupIndexOf(taskSeq) : -1;
+  const newestGroup = newestNonSystemGroup(log);
   const out: Group[] = [];
   const open: number[] = [];
   for (const index of visit) {
     const group = log.groupAt(index);
     if (group.kind === "system") continue;
-    if (group.index === protectedGroup || group.index === taskGroup || group.pending) {
+    if (
+      group.index === protectedGroup ||
+      group.index === taskGroup ||
+      group.index === newestGroup ||
+      group.pending
+    ) {
       open.push(index);
       continue;
     }
@@ -157,4 +163,17 @@ function candidates(
     out.push(group);
   }
   return { out, open };
+}
+
+/**
+ * The group of the newest non-system message, or -1: what the model answers next, which the hard fallback always
+ * keeps. Groups are numbered by their first message, so it need not be the last group (a late result joins its
+ * call's older group); a summary must not take it, or the fallback could not keep it verbatim.
+ */
+function newestNonSystemGroup(log: ThreadLog): number {
+  for (let seq = log.length - 1; seq >= 0; seq--) {
+    const g = log.groupIndexOf(seq);
+    if (log.groupAt(g).kind !== "system") return g;
+  }
+  return -1;
 }
