@@ -138,7 +138,10 @@ function candidates(
   const lastUser = log.lastUserSeq;
   const protectedGroup = lastUser >= 0 ? log.groupIndexOf(lastUser) : -1;
   const taskGroup = taskSeq >= 0 ? log.groupIndexOf(taskSeq) : -1;
-  const newestGroup = newestNonSystemGroup(log);
+  // The last group is kept by `minKeepGroups` (at least 1) when it is a candidate; an older group holding the
+  // newest message (a late result) is kept here.
+  const newest = newestNonSystemGroup(log);
+  const newestGroup = newest === log.groupCount - 1 ? -1 : newest;
   const out: Group[] = [];
   const open: number[] = [];
   for (const index of visit) {
