@@ -219,6 +219,7 @@ export type {
   StrategyNote,
 } from "./strategies/strategy.js";
 export { NO_PROPOSAL, nothingToDo } from "./strategies/strategy.js";
+export type { StrategyMemo } from "./strategies/strategy-memo.js";
 export type { SummarizationOptions } from "./strategies/summarization.js";
 export { createSummarization, summarizationOptionsSchema } from "./strategies/summarization.js";
 export type { Summarizer, SummaryRequest, SummaryResult } from "./strategies/summarizer.js";

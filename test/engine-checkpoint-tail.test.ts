@@ -15,8 +15,13 @@ import { serializePlan } from "../src/plan/plan-schema.js";
 import type { CheckpointStore } from "../src/stores/checkpoint-store.js";
 import { createMemoryStores } from "../src/stores/memory/memory-stores.js";
 import type { Stores } from "../src/stores/stores.js";
+import { createDefaultPipeline } from "../src/strategies/default-pipeline.js";
+import { memosOf } from "../src/strategies/strategy-memo.js";
 import { propertyEngine } from "./support/engine-turns.js";
 import { simpleCounter } from "./support/simple-counter.js";
+
+/** What the default pipeline's strategies keep in a checkpoint. */
+const KINDS = memosOf(createDefaultPipeline().strategies);
 
 /** Rounds of user question, tool call, long tool result and answer: old results get cleared, then dropped. */
 function rounds(from: number, count: number): MessageInput[] {
@@ -135,13 +140,13 @@ describe("checkpoint tails", () => {
   it("a checkpoint written from a restored thread reads the tail first and carries it forward", async () => {
     const { stores, cp, tailReads } = await compactedThread();
     const counter = createStoredCounter(simpleCounter());
-    const restored = await loadCheckpointed(stores, counter, "t", cp.planVersion, cp.logLength);
+    const restored = await loadCheckpointed(stores, counter, KINDS, "t", cp.planVersion, cp.logLength);
     expect(restored?.log.projected).toBe(true);
     const { log, plan } = restored!;
     // The restored thread does not have the tail yet: making the next checkpoint asks for it before any work.
     const error = (() => {
       try {
-        makeCheckpoint(log, plan);
+        makeCheckpoint(log, plan, KINDS);
       } catch (e) {
         return e;
       }
@@ -152,7 +157,7 @@ describe("checkpoint tails", () => {
     await fetch!();
     expect(tailReads()).toBe(1);
     // The same plan on the same log: the same checkpoint, byte for byte, body and tail.
-    const again = makeCheckpoint(log, plan)!.checkpoint;
+    const again = makeCheckpoint(log, plan, KINDS)!.checkpoint;
     expect(again.body).toBe(cp.body);
     expect(again.tail).toBe(await stores.checkpoints!.tail("t", cp.planVersion, cp.logLength));
   });
@@ -215,7 +220,15 @@ describe("checkpoints continuing a stored tail", () => {
     expect(tail.split("\n").length).toBeGreaterThan(2);
     // Read back with its tail, the latest checkpoint gives every id and the stored plan, byte for byte.
     const counter = createStoredCounter(simpleCounter());
-    const restored = (await loadCheckpointed(stores, counter, "t", cp.planVersion, cp.logLength, true))!;
+    const restored = (await loadCheckpointed(
+      stores,
+      counter,
+      KINDS,
+      "t",
+      cp.planVersion,
+      cp.logLength,
+      true,
+    ))!;
     const whole = await stores.log.read("t", 0, cp.logLength);
     expect(Array.from(restored.log.fullIdTable()).slice(0, cp.logLength)).toEqual(
       whole.map((r) => r.message.id),
@@ -263,7 +276,15 @@ describe("a tail that does not fit its checkpoint", () => {
     const retired = header.plan.actions.findIndex((a) => a.retired !== undefined);
     expect(retired).toBeGreaterThanOrEqual(0);
     const counter = createStoredCounter(simpleCounter());
-    const { plan } = (await loadCheckpointed(stores, counter, "t", cp!.planVersion, cp!.logLength, true))!;
+    const { plan } = (await loadCheckpointed(
+      stores,
+      counter,
+      KINDS,
+      "t",
+      cp!.planVersion,
+      cp!.logLength,
+      true,
+    ))!;
     const error = (() => {
       try {
         return plan.actions[retired]!.record;

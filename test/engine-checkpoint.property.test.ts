@@ -16,9 +16,14 @@ import { serializePlan } from "../src/plan/plan-schema.js";
 import type { ProviderFormat } from "../src/render/provider-rules.js";
 import { createMemoryStores } from "../src/stores/memory/memory-stores.js";
 import type { Stores } from "../src/stores/stores.js";
+import { createDefaultPipeline } from "../src/strategies/default-pipeline.js";
+import { memosOf } from "../src/strategies/strategy-memo.js";
 import { arbitraryBatches, fcParams } from "./support/arbitrary-log.js";
 import { propertyEngine, type Turn, turnArb } from "./support/engine-turns.js";
 import { simpleCounter } from "./support/simple-counter.js";
+
+/** What the default pipeline's strategies keep in a checkpoint. */
+const KINDS = memosOf(createDefaultPipeline().strategies);
 
 const RUNS = 150;
 /** Stateless loads: first attempts by source, then the runs again with the checkpoint's tail or the whole log. */
@@ -69,6 +74,7 @@ async function expectCheckpointExact(stores: Stores): Promise<void> {
   const restored = await loadCheckpointed(
     stores,
     createStoredCounter(simpleCounter()),
+    KINDS,
     "t",
     version,
     length,

@@ -9,6 +9,7 @@ import {
   type PipelineDependencies,
   pipelineFromConfig,
 } from "../strategies/pipeline-config.js";
+import { memosOf } from "../strategies/strategy-memo.js";
 import { createTokenizer } from "../tokens/create-tokenizer.js";
 import { createMessageCounter } from "../tokens/message-counter.js";
 import { lookupModel } from "../tokens/model-table.js";
@@ -170,7 +171,9 @@ export function createEngineCore(options: ContextEngineOptions): EngineCore {
       : typeof options.events === "function"
         ? [options.events]
         : options.events;
-  const cache = new ThreadCache(options.stores, counter, settings.cacheThreads);
+  // What a thread checkpoint carries of the strategies' memos, as the strategies declare it.
+  const memos = memosOf([...pipelines.full.strategies, ...pipelines.inline.strategies]);
+  const cache = new ThreadCache(options.stores, counter, settings.cacheThreads, memos);
   const core: EngineCore = {
     stores: options.stores,
     settings,
@@ -189,6 +192,7 @@ export function createEngineCore(options: ContextEngineOptions): EngineCore {
       options.stores,
       (threadId) => cache.peek(threadId),
       (threadId, error) => reportError(core, "checkpoint", threadId, error),
+      memos,
     ),
     now,
     newCallId: options.newCallId ?? (() => randomUUID()),

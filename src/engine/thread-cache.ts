@@ -5,6 +5,7 @@ import type { RenderedPrompt } from "../render/rendered-prompt.js";
 import type { StoredMessage, TokenCountUpdate } from "../stores/log-store.js";
 import type { PlanStore } from "../stores/plan-store.js";
 import type { Stores } from "../stores/stores.js";
+import type { StrategyMemo } from "../strategies/strategy-memo.js";
 import type { StoredCounter } from "./stored-counter.js";
 import { loadCheckpointed } from "./thread-checkpoint.js";
 
@@ -50,6 +51,8 @@ export class ThreadCache {
     private readonly stores: Stores,
     private readonly counter: StoredCounter,
     private readonly capacity: number,
+    /** The memos the engine's strategies declare (restored from a checkpoint with it). */
+    private readonly kinds: ReadonlyArray<StrategyMemo> = [],
   ) {}
 
   /**
@@ -67,7 +70,15 @@ export class ThreadCache {
     const warm = cached !== undefined && cached.log.length <= length;
     if (!warm && checkpoints) {
       const withTail = from === "checkpoint+tail";
-      const restored = await loadCheckpointed(this.stores, this.counter, threadId, version, length, withTail);
+      const restored = await loadCheckpointed(
+        this.stores,
+        this.counter,
+        this.kinds,
+        threadId,
+        version,
+        length,
+        withTail,
+      );
       if (restored !== undefined) {
         // The plan store learns the restored version as if it had read it, so the next commit is a delta.
         await this.stores.plans.adopt?.(restored.plan);

@@ -39,6 +39,7 @@ import {
   primeMemos,
   restoreMemos,
 } from "../strategies/memo-checkpoint.js";
+import type { StrategyMemo } from "../strategies/strategy-memo.js";
 import {
   CheckpointTail,
   newlyAbsent,
@@ -168,6 +169,7 @@ function setCheckpointBase(log: ThreadLog, base: CheckpointBase | undefined): vo
 export function makeCheckpoint(
   log: ThreadLog,
   plan: CompactionPlan,
+  kinds: ReadonlyArray<StrategyMemo>,
   base?: CheckpointBase,
 ): MadeCheckpoint | undefined {
   if (plan.version < 1 || log.length === 0) return undefined;
@@ -180,8 +182,8 @@ export function makeCheckpoint(
   if (planned === undefined) return undefined;
   const planPart = planned.plan;
   const resolution = resolveForLog(plan, log);
-  const keys = primeMemos(log, resolution);
-  const groups = new Set(memoGroups(log, plan, keys));
+  const keys = primeMemos(log, resolution, kinds);
+  const groups = new Set(memoGroups(log, plan, keys, kinds));
   // Every group with a message that renders as itself; summarized, externalized and dropped ones render from the
   // plan (or not at all).
   const { actionAt, decisions } = resolution;
@@ -207,7 +209,7 @@ export function makeCheckpoint(
     }
     tail = `\n${tailChunk(added, ids, planned.retired, planned.deferred)}`;
   }
-  const memos = exportMemos(log, plan, keys, (seq) => inRuns(held, seq));
+  const memos = exportMemos(log, plan, keys, (seq) => inRuns(held, seq), kinds);
   const sources = sourceLists(log, resolution, base);
   const header: CheckpointHeader = { log: made.checkpoint, plan: planPart, sources, memos };
   return {
@@ -290,6 +292,7 @@ export interface RestoredThread {
 export async function loadCheckpointed(
   stores: Stores,
   counter: StoredCounter,
+  kinds: ReadonlyArray<StrategyMemo>,
   threadId: string,
   version: number,
   length: number,
@@ -354,7 +357,7 @@ export async function loadCheckpointed(
         build: known === undefined ? () => governedIds(at, resolution, s.action) : () => known,
       });
     }
-    restoreMemos(at, resolution, header.memos);
+    restoreMemos(at, resolution, header.memos, kinds);
     // The next checkpoint written from this history continues this one's tail.
     setCheckpointBase(at, baseOf(header, plan));
     const log = since.length === 0 ? at : at.appendTrusted(since.map((r) => r.message as Message));
@@ -390,6 +393,8 @@ export class CheckpointWriter {
     private readonly stores: Stores,
     private readonly current: (threadId: string) => { log: ThreadLog; plan: CompactionPlan } | undefined,
     private readonly onError: (threadId: string, error: unknown) => void,
+    /** The memos the engine's strategies declare (what a checkpoint carries of them). */
+    private readonly kinds: ReadonlyArray<StrategyMemo> = [],
   ) {}
 
   /** Notes a checkpoint a worker loaded (the next write is only due after a commit or enough growth). */
@@ -432,7 +437,7 @@ export class CheckpointWriter {
     const base = checkpointBase(source);
     if (base !== undefined) {
       // Continue the tail of the last checkpoint stored from this history: only what changed is made and sent.
-      const made = await makeFetching(source, plan, base);
+      const made = await makeFetching(source, plan, this.kinds, base);
       if (made?.extending !== undefined) {
         const outcome = await checkpoints.putExtending(made.checkpoint, made.extending);
         if (outcome === "stored") setCheckpointBase(source, made.next);
@@ -442,7 +447,7 @@ export class CheckpointWriter {
         setCheckpointBase(source, undefined);
       }
     }
-    const made = await makeFetching(source, plan, undefined);
+    const made = await makeFetching(source, plan, this.kinds, undefined);
     if (made !== undefined && (await checkpoints.put(made.checkpoint))) setCheckpointBase(source, made.next);
   }
 
@@ -460,10 +465,11 @@ export class CheckpointWriter {
 async function makeFetching(
   log: ThreadLog,
   plan: CompactionPlan,
+  kinds: ReadonlyArray<StrategyMemo>,
   base: CheckpointBase | undefined,
 ): Promise<MadeCheckpoint | undefined> {
   try {
-    return await withTailRead(() => makeCheckpoint(log, plan, base));
+    return await withTailRead(() => makeCheckpoint(log, plan, kinds, base));
   } catch (error) {
     if (error instanceof MessageNotLoadedError) return undefined;
     throw error;

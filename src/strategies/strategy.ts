@@ -2,6 +2,7 @@ import { MessageNotLoadedError } from "../errors/ledger-error.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { ActionKind, CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
+import type { StrategyMemo } from "./strategy-memo.js";
 
 /**
  * How expensive a strategy is to run: `free` strategies only look at the log and the plan and always run;
@@ -79,6 +80,12 @@ export interface Strategy {
   /** The action kinds this strategy may propose; the pipeline rejects anything else. */
   readonly kinds: ReadonlyArray<ActionKind>;
   propose(context: StrategyContext): Proposal | Promise<Proposal>;
+  /**
+   * How the memo this strategy keeps in the log's history travels in a thread checkpoint, so it runs on a
+   * stateless worker without reading the whole thread. Optional: without one the strategy still works there, the
+   * engine then loads the thread in full when it reads a message the checkpoint did not hold.
+   */
+  readonly memo?: StrategyMemo;
 }
 
 /** A strategy written as a plain function: it may return a proposal or just the actions. */

@@ -20,7 +20,7 @@ import {
   type StrategyNote,
 } from "./strategy.js";
 import type { Summarizer, SummaryResult } from "./summarizer.js";
-import { absorbable, type StackedSummary } from "./summary-span.js";
+import { absorbable, type StackedSummary, summaryMemo } from "./summary-span.js";
 
 /** JSON-shaped options of {@link createSummarization} (the summarizer and cache are passed beside them). */
 export const summarizationOptionsSchema = z.strictObject({
@@ -416,6 +416,7 @@ export function createSummarization(options: SummarizationOptions): Strategy & {
     cost: "model",
     kinds: ["summarize"],
     propose: (ctx) => propose(ctx, settings),
+    memo: summaryMemo,
     due: (ctx) => {
       if (settings.target === undefined) return false;
       const { groups } = absorbable(

@@ -4,12 +4,14 @@
  * only looks at what changed: a summary may stand for most of the thread, and its span is not walked again.
  */
 import type { Group } from "../log/groups.js";
+import { ascendingRuns } from "../log/history-store.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { PlanAction, SummarizationRecord } from "../plan/compaction-plan.js";
 import { decisionAt, type SeqResolution } from "../plan/resolve-for-log.js";
 import type { Decision } from "../plan/resolve-plan.js";
 import { compactable } from "./group-accounting.js";
 import { type DecisionChange, GroupSweep } from "./group-sweep.js";
+import { counts, record, type StrategyMemo, seqsOfRuns } from "./strategy-memo.js";
 
 /** One of this strategy's summaries in force: its action and the seqs it still governs (ascending). */
 export interface StackedSummary {
@@ -180,3 +182,73 @@ function newestNonSystemGroup(log: ThreadLog): number {
   }
   return -1;
 }
+
+interface EncodedEntry {
+  readonly index: number;
+  readonly runs: ReadonlyArray<number>;
+}
+
+function entryOf(value: unknown, what: string): EncodedEntry {
+  const data = record(value, ["index", "runs"], what);
+  const index = data.index;
+  if (!Number.isSafeInteger(index) || (index as number) < -1)
+    throw new RangeError(`${what} index must be ≥ -1`);
+  return { index: index as number, runs: counts(data.runs, `${what} runs`) };
+}
+
+/**
+ * A summary sweep's data: `{ stack: [{ index, runs }…] }`, or the one-summary form checkpoints written before
+ * summaries could stack held (`{ index, runs }`, index -1 for none).
+ */
+function summaryDataOf(value: unknown): ReadonlyArray<EncodedEntry> {
+  if (typeof value === "object" && value !== null && "stack" in value) {
+    const { stack } = record(value, ["stack"], "summary data");
+    if (!Array.isArray(stack)) throw new RangeError("summary stack must be an array");
+    return stack.map((entry, i) => entryOf(entry, `summary stack[${i}]`));
+  }
+  const legacy = entryOf(value, "summary data");
+  return legacy.index < 0 ? [] : [legacy];
+}
+
+/** A stack entry whose seqs are expanded from runs when first read. */
+function lazyEntry({ index, runs }: EncodedEntry): StackEntry {
+  let seqs: number[] | undefined;
+  return {
+    index,
+    get seqs() {
+      seqs ??= seqsOfRuns(runs);
+      return seqs;
+    },
+  };
+}
+
+/** How a summarization strategy's sweep travels in a thread checkpoint: its stack of summaries in force. */
+export const summaryMemo: StrategyMemo = {
+  prefix: SUMMARY_PREFIX,
+  prime: (log, resolution, key) => {
+    absorbable(log, resolution, key.slice(SUMMARY_PREFIX.length));
+    return true;
+  },
+  sweep: (log, key) => log.peekHistoryMemo(key) as GroupSweep<unknown> | undefined,
+  encodeData: (data) => {
+    const stack: EncodedEntry[] = [];
+    for (const { index, seqs } of data as ReadonlyArray<StackEntry>) {
+      const runs = ascendingRuns(seqs);
+      if (runs === undefined) return undefined;
+      stack.push({ index, runs });
+    }
+    return { stack };
+  },
+  restore: (log, resolution, key, sweep) => {
+    const entries = summaryDataOf(sweep.data);
+    for (const { index } of entries) {
+      if (index < 0 || index >= resolution.plan.actions.length) {
+        throw new RangeError(`summary index ${index} is not an action of the plan`);
+      }
+    }
+    // The seqs of a summary of most of a long history are many; only the strategy's next sweep reads them
+    // (summarization runs in the background by default): expand them then.
+    const data = entries.map(lazyEntry);
+    summarySweep(log, key.slice(SUMMARY_PREFIX.length)).restore(log, resolution, { ...sweep, data });
+  },
+};

@@ -25,19 +25,21 @@ import { threadRarity } from "./thread-rarity.js";
 import {
   DEFAULT_KEY_LINES,
   type KeyLinesOptions,
-  type PolicyResolver,
   policyResolver,
   type ToolResultRetentionOptions,
   toolResultRetentionOptionsSchema,
 } from "./tool-policy.js";
 import {
   Expiry,
-  RETENTION_PREFIX,
   type ResultIndex,
   type ResultRef,
   type RetentionMemo,
   retentionMemo,
 } from "./tool-result-facts.js";
+import { retentionCheckpointMemo } from "./tool-result-memo.js";
+
+/** How this strategy's memo travels in a thread checkpoint (`primeRetention` is hoisted). */
+const checkpointMemo = retentionCheckpointMemo(primeRetention);
 
 export type {
   KeyLinesOptions,
@@ -286,7 +288,13 @@ export function createToolResultRetention(options: ToolResultRetentionOptions = 
     const actions = toActions(log, out, memo.facts.bySeq, name, keyLinesOf);
     return { actions: roomFor(ctx, actions) ? actions : plain };
   };
-  return Object.freeze({ name, cost: "free", kinds: Object.freeze(["clear", "drop"] as const), propose });
+  return Object.freeze({
+    name,
+    cost: "free",
+    kinds: Object.freeze(["clear", "drop"] as const),
+    propose,
+    memo: checkpointMemo,
+  });
 }
 
 /**
@@ -367,10 +375,4 @@ export function primeRetention(log: ThreadLog, resolution: SeqResolution, memoKe
   memo.facts.extend(log);
   sweepRetention(log, resolution, memo);
   return true;
-}
-
-/** The policy resolver of the retention whose history-memo key is `memoKey` (its options follow the prefix). */
-export function retentionPolicyOf(memoKey: string): PolicyResolver {
-  const options = JSON.parse(memoKey.slice(RETENTION_PREFIX.length)) as ToolResultRetentionOptions;
-  return policyResolver(parseOptions(toolResultRetentionOptionsSchema, options, "toolResultRetention"));
 }

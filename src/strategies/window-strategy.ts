@@ -13,6 +13,7 @@ import {
   type WindowScope,
   type WindowTrigger,
   windowedGroups,
+  windowMemo,
 } from "./window-trigger.js";
 
 /** The groups a window drops now and the reasons its drop action gives. */
@@ -35,7 +36,13 @@ export interface WindowSpec {
 
 /** A free strategy proposing at most one drop action, the cut of `spec` over the windowed groups. */
 export function createWindowStrategy(spec: WindowSpec): Strategy {
-  return { name: spec.name, cost: "free", kinds: ["drop"], propose: (ctx) => proposeCut(ctx, spec) };
+  return {
+    name: spec.name,
+    cost: "free",
+    kinds: ["drop"],
+    propose: (ctx) => proposeCut(ctx, spec),
+    memo: windowMemo,
+  };
 }
 
 function proposeCut(ctx: StrategyContext, spec: WindowSpec): Proposal {

@@ -2,6 +2,7 @@
  * What the window strategies (sliding, rolling, truncation) share: a trigger saying when to look at all, the
  * hysteresis rule saying when a window is overfull and how far to cut it, and which groups a window counts.
  */
+
 import { z } from "zod";
 import type { Group } from "../log/groups.js";
 import type { ThreadLog } from "../log/thread-log.js";
@@ -11,6 +12,7 @@ import type { Decision } from "../plan/resolve-plan.js";
 import { spanOfSeqs } from "../plan/span-seqs.js";
 import { type DecisionChange, GroupSweep } from "./group-sweep.js";
 import type { StrategyContext } from "./strategy.js";
+import type { StrategyMemo } from "./strategy-memo.js";
 
 /**
  * JSON-shaped trigger of a window: it fires when any given limit is exceeded (tokens over `usage` × context
@@ -217,3 +219,18 @@ export function dropGroupsAction(
     reason,
   };
 }
+
+/** How a window strategy's sweep travels in a thread checkpoint (its groups left open; no data of its own). */
+export const windowMemo: StrategyMemo = {
+  prefix: WINDOW_PREFIX,
+  prime: (log, resolution, key) => {
+    windowedGroups(log, resolution, windowScopeOf(key));
+    return true;
+  },
+  sweep: (log, key) => log.peekHistoryMemo(key) as GroupSweep<unknown> | undefined,
+  encodeData: () => null,
+  restore: (log, resolution, key, sweep) => {
+    const restored = log.historyMemo(key, () => new GroupSweep<undefined>());
+    restored.restore(log, resolution, { ...sweep, data: undefined });
+  },
+};
