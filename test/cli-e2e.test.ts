@@ -125,9 +125,33 @@ describe("commands on a sample session", () => {
     const explain = await cli(db, "explain", "--thread", thread);
     const lines = explain.stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(/^thread "s", plan v1, 60 message\(s\); rendered request \d+ tokens$/);
-    expect(lines[1]).toMatch(/seq\s+id\s+role\s+state\s+tokens\s+strategy: reason/);
-    expect(lines).toHaveLength(60 + 3);
+    expect(lines[1]).toMatch(/seq\s+id\s+role\s+state\s+tokens\s+content\s+strategy: reason/);
+    // One line per message, but three or more neighbours under the same action and reason are one line.
+    const runs = lines.slice(2, -1).filter((l) => /^\s+\d+-\d+ /.test(l));
+    const runMessages = runs.reduce((n, l) => {
+      const [a, b] = l.trim().split(/\s/)[0]!.split("-").map(Number);
+      return n + b! - a! + 1;
+    }, 0);
+    expect(lines.length - 3 - runs.length + runMessages).toBe(60);
     expect(lines.at(-1)).toMatch(/^totals: kept \d+/);
+    // "Where did X go?": the rows holding a text, and one message by id, with the totals of the whole plan.
+    const all = jsonOf<{ rows: Array<{ id: string; state: string; preview: string }> }>(
+      await cli(db, "explain", "--thread", thread, "--json"),
+    );
+    const target = all.rows.find((r) => r.state !== "kept") ?? all.rows[5]!;
+    const byId = jsonOf<{ rows: Array<{ id: string }>; totals: unknown }>(
+      await cli(db, "explain", "--thread", thread, "--id", target.id, "--json"),
+    );
+    expect(byId.rows.map((r) => r.id)).toEqual([target.id]);
+    const word = target.preview.split(/\W+/).find((w) => w.length > 4)!;
+    const grep = jsonOf<{ rows: Array<{ id: string; preview: string }> }>(
+      await cli(db, "explain", "--thread", thread, "--grep", word.toUpperCase(), "--json"),
+    );
+    expect(grep.rows.map((r) => r.id)).toContain(target.id);
+    const cleared = jsonOf<{ rows: Array<{ state: string }> }>(
+      await cli(db, "explain", "--thread", thread, "--state", "kept", "--json"),
+    );
+    expect(cleared.rows.every((r) => r.state === "kept")).toBe(true);
 
     const diff = await cli(db, "diff", "--thread", thread, "0", "latest");
     expect(diff.stdout).toMatch(/v0 → v1/);

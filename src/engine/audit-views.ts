@@ -8,7 +8,7 @@ import { type Injection, renderPrompt } from "../render/render-prompt.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
 import { observed, requireMessages } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
-import { type Explanation, explainPlan } from "./explain.js";
+import { type ExplainFilter, type Explanation, explainPlan } from "./explain.js";
 import { inputOf } from "./thread-cache.js";
 
 /** Options of `render`. */
@@ -87,12 +87,13 @@ export function renderThread<F extends ProviderFormat>(
 export function explainThread(
   core: EngineCore,
   threadId: string,
-  options: { readonly planVersion?: number } = {},
+  options: { readonly planVersion?: number } & ExplainFilter = {},
 ): Promise<Explanation> {
   return observed(core, "explain", threadId, async () => {
     const log = await logAt(core, threadId, undefined);
-    const plan = await planAt(core, threadId, options.planVersion);
-    return explainPlan(log, plan, core.counter);
+    const { planVersion, ...filter } = options;
+    const plan = await planAt(core, threadId, planVersion);
+    return explainPlan(log, plan, core.counter, filter);
   });
 }
 

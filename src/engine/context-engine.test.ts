@@ -583,7 +583,14 @@ describe("explain, diff and render", () => {
     const { engine } = await compacted();
     const v1 = await engine.explain("t", { planVersion: 1 });
     expect(v1.rows).toHaveLength(v1.logSeq);
-    expect(v1.rows[0]).toEqual({ seq: 0, id: "sys", role: "system", state: "kept", tokens: 7 });
+    expect(v1.rows[0]).toEqual({
+      seq: 0,
+      id: "sys",
+      role: "system",
+      state: "kept",
+      tokens: 7,
+      preview: expect.any(String),
+    });
     const dropped = v1.rows.find((r) => r.state === "dropped")!;
     expect(dropped.strategy).toBe("hardFallback");
     expect(dropped.reason).toMatch(/dropped/);
@@ -592,10 +599,22 @@ describe("explain, diff and render", () => {
     expect(latest.totals.summarized.messages).toBeGreaterThan(0);
     expect(Object.values(latest.totals).reduce((n, t) => n + t.messages, 0)).toBe(latest.logSeq);
     const text = formatExplanation(latest);
-    // Title, column header, one line per message, totals.
-    expect(text.split("\n")).toHaveLength(latest.logSeq + 3);
-    expect(text.split("\n")[1]).toMatch(/^\s+seq\s+id\s+role\s+state\s+tokens\s+strategy: reason$/);
+    // Title, column header, a line per message or per run of three or more under one action, totals.
+    const lines = text.split("\n");
+    const runs = lines.filter((l) => /^\s+\d+-\d+ /.test(l));
+    const inRuns = runs.reduce((n, l) => {
+      const [a, b] = l.trim().split(/\s/)[0]!.split("-").map(Number);
+      return n + b! - a! + 1;
+    }, 0);
+    expect(lines.length - 3 - runs.length + inRuns).toBe(latest.logSeq);
+    expect(lines[1]).toMatch(/^\s+seq\s+id\s+role\s+state\s+tokens\s+content\s+strategy: reason$/);
     expect(text).toMatch(/summarized/);
+    // A filter picks rows; the totals still cover the whole plan.
+    const summarized = await engine.explain("t", { state: "summarized" });
+    expect(summarized.rows.every((r) => r.state === "summarized")).toBe(true);
+    expect(summarized.rows).toHaveLength(latest.totals.summarized.messages);
+    expect(summarized.totals).toEqual(latest.totals);
+    expect((await engine.explain("t", { id: "sys" })).rows.map((r) => r.id)).toEqual(["sys"]);
   });
 
   it("diff lists the changes between versions in log order, readable", async () => {

@@ -15,7 +15,7 @@ import type { Calibration } from "./calibration.js";
 import { observed } from "./compaction-steps.js";
 import { createEngineCore, type EngineCore } from "./engine-core.js";
 import type { ContextEngineOptions } from "./engine-options.js";
-import type { Explanation } from "./explain.js";
+import type { ExplainFilter, Explanation } from "./explain.js";
 import { type CompactOptions, type CompactResult, compactAllThreads, compactThread } from "./maintenance.js";
 import { prepareTurn } from "./prepare-turn.js";
 import { type ReplayResult, replayCall } from "./replay.js";
@@ -53,7 +53,11 @@ export interface ContextEngine {
   /** What changed between two plan versions. */
   diff(threadId: string, fromVersion: number, toVersion: number): Promise<PlanDiffResult>;
   /** Per message, what a plan version (default: the latest) does with it. */
-  explain(threadId: string, options?: { readonly planVersion?: number }): Promise<Explanation>;
+  /** Per message, what a plan version does with it; the filter picks rows ("where did X go?"), not totals. */
+  explain(
+    threadId: string,
+    options?: { readonly planVersion?: number } & ExplainFilter,
+  ): Promise<Explanation>;
   /** Renders a committed plan version (default: the latest) to a provider request. */
   render<F extends ProviderFormat>(
     threadId: string,
@@ -105,7 +109,8 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
     calibration: (model: string) => core.calibration.get(model),
     replay: (callId: string) => replayCall(core, callId),
     diff: (threadId: string, from: number, to: number) => diffThread(core, threadId, from, to),
-    explain: (threadId: string, o?: { readonly planVersion?: number }) => explainThread(core, threadId, o),
+    explain: (threadId: string, o?: { readonly planVersion?: number } & ExplainFilter) =>
+      explainThread(core, threadId, o),
     render: <F extends ProviderFormat>(threadId: string, o: RenderOptionsForThread<F>) =>
       renderThread(core, threadId, o),
     compact: (threadId: string, o?: CompactOptions) => compactThread(core, threadId, o),

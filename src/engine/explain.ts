@@ -1,4 +1,4 @@
-import type { Role } from "../log/message.js";
+import type { Message, Role } from "../log/message.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import { FATE_OF, finalStates, type MessageFate } from "../plan/final-states.js";
@@ -18,6 +18,38 @@ export interface ExplainRow {
   /** Strategy and reason of the action governing the message; absent when it is kept by default. */
   readonly strategy?: string;
   readonly reason?: string;
+  /** The start of the message's content on one line: its text, tool calls as `name(args)`, results. */
+  readonly preview: string;
+}
+
+/** Which rows an explanation lists (totals always cover the whole plan). */
+export interface ExplainFilter {
+  /** Only messages in this final state. */
+  readonly state?: MessageFate;
+  /** Only messages whose content holds this text (case-insensitive): "where did X go?". */
+  readonly grep?: string;
+  /** Only the message with this id. */
+  readonly id?: string;
+}
+
+/** Characters of content a row previews. */
+const PREVIEW_CHARS = 60;
+
+/** The message's content as one searchable text. */
+function contentText(message: Message): string {
+  const bits: string[] = [];
+  for (const part of message.parts) {
+    if (part.type === "text" || part.type === "reasoning") bits.push(part.text);
+    else if (part.type === "tool_call") bits.push(`${part.name}(${part.args})`);
+    else if (part.type === "tool_result") bits.push(part.content);
+    else bits.push(`[${part.mediaType} ${part.uri}]`);
+  }
+  return bits.join(" ");
+}
+
+function previewOf(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > PREVIEW_CHARS ? `${line.slice(0, PREVIEW_CHARS - 1)}…` : line;
 }
 
 /** Per message, what a plan version does with it, plus totals by state. */
@@ -30,7 +62,13 @@ export interface Explanation {
 }
 
 /** Explains a plan against a log: one row per message with its state, tokens, strategy and reason. */
-export function explainPlan(log: ThreadLog, plan: CompactionPlan, counter: MessageCounter): Explanation {
+export function explainPlan(
+  log: ThreadLog,
+  plan: CompactionPlan,
+  counter: MessageCounter,
+  filter: ExplainFilter = {},
+): Explanation {
+  const needle = filter.grep?.toLowerCase();
   // The message counts are the shared final-state counts; the rows read the same resolution, so they agree.
   const states = finalStates(log, plan);
   const { resolution } = states;
@@ -44,6 +82,10 @@ export function explainPlan(log: ThreadLog, plan: CompactionPlan, counter: Messa
     const state = FATE_OF[decision?.kind ?? "include"];
     const tokens = counter.countMessage(message, message.hash);
     totals[state].tokens += tokens;
+    if (filter.state !== undefined && state !== filter.state) continue;
+    if (filter.id !== undefined && message.id !== filter.id) continue;
+    const text = contentText(message);
+    if (needle !== undefined && !text.toLowerCase().includes(needle)) continue;
     rows.push({
       seq,
       id: message.id,
@@ -53,6 +95,7 @@ export function explainPlan(log: ThreadLog, plan: CompactionPlan, counter: Messa
       ...(decision === undefined
         ? {}
         : { strategy: decision.action.strategy, reason: decision.action.reason }),
+      preview: previewOf(text),
     });
   }
   return { threadId: log.threadId, planVersion: plan.version, logSeq: log.length, rows, totals };
@@ -71,12 +114,37 @@ function cell(text: string, width: number): string {
 /** The column header and one line per row: seq, id, role, state, tokens, and the strategy and reason. */
 export function explanationTable(rows: ReadonlyArray<ExplainRow>): string[] {
   const idWidth = Math.min(36, Math.max(2, ...rows.map((r) => r.id.length)));
-  const header = `${"seq".padStart(6)}  ${cell("id", idWidth)}  ${cell("role", 9)}  ${cell("state", 12)}  ${"tokens".padStart(7)}  strategy: reason`;
-  const lines = rows.map((r) => {
+  const header = `${"seq".padStart(13)}  ${cell("id", idWidth)}  ${cell("role", 9)}  ${cell("state", 12)}  ${"tokens".padStart(7)}  ${cell("content", PREVIEW_CHARS)}  strategy: reason`;
+  const lines: string[] = [header];
+  // Runs of three or more neighbours with the same state and the same action's reason are one line.
+  for (let i = 0; i < rows.length; ) {
+    const r = rows[i]!;
+    let j = i + 1;
+    while (j < rows.length && sameCause(rows[j]!, r) && rows[j]!.seq === rows[j - 1]!.seq + 1) j++;
     const why = r.strategy === undefined ? "-" : `${r.strategy}: ${r.reason ?? ""}`;
-    return `${String(r.seq).padStart(6)}  ${cell(r.id, idWidth)}  ${cell(r.role, 9)}  ${cell(r.state, 12)}  ${String(r.tokens).padStart(7)}  ${why}`;
-  });
-  return [header, ...lines];
+    if (j - i >= 3 && r.strategy !== undefined) {
+      const run = rows.slice(i, j);
+      const tokens = run.reduce((n, x) => n + x.tokens, 0);
+      const seqs = `${r.seq}-${rows[j - 1]!.seq}`;
+      const what = `${r.id} +${j - i - 1} more`;
+      lines.push(
+        `${seqs.padStart(13)}  ${cell(what, idWidth + 11)}  ${cell(r.state, 12)}  ${String(tokens).padStart(7)}  ${cell(r.preview, PREVIEW_CHARS)}  ${why}`,
+      );
+    } else {
+      for (const x of rows.slice(i, j)) {
+        const xWhy = x.strategy === undefined ? "-" : `${x.strategy}: ${x.reason ?? ""}`;
+        lines.push(
+          `${String(x.seq).padStart(13)}  ${cell(x.id, idWidth)}  ${cell(x.role, 9)}  ${cell(x.state, 12)}  ${String(x.tokens).padStart(7)}  ${cell(x.preview, PREVIEW_CHARS)}  ${xWhy}`,
+        );
+      }
+    }
+    i = j;
+  }
+  return lines;
+}
+
+function sameCause(a: ExplainRow, b: ExplainRow): boolean {
+  return a.state === b.state && a.strategy === b.strategy && a.reason === b.reason;
 }
 
 /** `kept 20 (1234 tokens), cleared 9 (310 tokens)`: the states that occur, with their messages and tokens. */
