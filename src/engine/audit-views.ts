@@ -112,7 +112,16 @@ export function diffThread(
       // messages diffs as before, with zero counts, rather than failing).
       core.cache.load(threadId, "whole").then((state) => state.log),
     ]);
-    const diff = diffPlans(from, to, (id) => log.seqOf(id));
+    const plain = diffPlans(from, to, (id) => log.seqOf(id));
+    // Each change with the message's own tokens: what the change moved in or out of the request.
+    const changes = plain.changes.map((change) => {
+      const seq = log.seqOf(change.messageId);
+      const message = seq === undefined ? undefined : log.at(seq);
+      return message === undefined
+        ? change
+        : { ...change, tokens: core.counter.countMessage(message, message.hash) };
+    });
+    const diff = { ...plain, changes };
     const states = { from: finalStates(log, from).counts, to: finalStates(log, to).counts };
     const footer = `  messages by state: v${from.version} ${describeFates(states.from)} → v${to.version} ${describeFates(states.to)} (${log.length} message(s))`;
     return { diff, text: `${formatPlanDiff(diff)}\n${footer}`, states };

@@ -625,6 +625,12 @@ describe("explain, diff and render", () => {
     expect(positions).toEqual([...positions].sort((a, b) => a - b));
     expect(diff.changes.some((c) => c.from.kind === "drop" && c.to.kind === "summarize")).toBe(true);
     expect(text).toMatch(/^plan diff for thread t: v1 → v2/);
+    // Each change carries the message's own tokens, and the text shows them per line.
+    const explained = await engine.explain("t", { planVersion: 2 });
+    for (const change of diff.changes) {
+      expect(change.tokens).toBe(explained.rows.find((r) => r.id === change.messageId)!.tokens);
+    }
+    expect(text.split("\n")[1]).toMatch(/ \d+ tokens  \w+ → \w+/);
     expect((await engine.diff("t", 2, 2)).diff.changes).toEqual([]);
   });
 

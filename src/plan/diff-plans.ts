@@ -16,6 +16,8 @@ export interface MessageChange {
   readonly position?: number;
   readonly from: MessageState;
   readonly to: MessageState;
+  /** The message's own tokens, when the caller counted them (the engine's `diff` does). */
+  readonly tokens?: number;
 }
 
 /** The difference between two plan versions of a thread. */
@@ -116,10 +118,14 @@ export function formatPlanDiff(diff: PlanDiff): string {
       : `${run[0]!.messageId} … ${run[run.length - 1]!.messageId} (${run.length})`,
   );
   const width = Math.max(...labels.map((l) => l.length));
+  const counted = diff.changes.every((c) => c.tokens !== undefined);
+  const sizes = runs.map((run) => (counted ? `${run.reduce((n, c) => n + c.tokens!, 0)} tokens` : ""));
+  const sizeWidth = Math.max(...sizes.map((t) => t.length));
   const lines = runs.map((run, i) => {
     const { from, to } = run[0]!;
     const arrow = `${from.kind} → ${to.kind}`.padEnd(24);
-    return `  ${labels[i]!.padEnd(width)}  ${arrow} now: ${describe(to)}${from.strategy === undefined ? "" : `; was: ${describe(from)}`}`;
+    const size = counted ? `${sizes[i]!.padStart(sizeWidth)}  ` : "";
+    return `  ${labels[i]!.padEnd(width)}  ${size}${arrow} now: ${describe(to)}${from.strategy === undefined ? "" : `; was: ${describe(from)}`}`;
   });
   return [head, ...lines].join("\n");
 }
