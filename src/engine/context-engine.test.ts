@@ -630,7 +630,7 @@ describe("explain, diff and render", () => {
     for (const change of diff.changes) {
       expect(change.tokens).toBe(explained.rows.find((r) => r.id === change.messageId)!.tokens);
     }
-    expect(text.split("\n")[1]).toMatch(/ \d+ tokens  \w+ → \w+/);
+    expect(text.split("\n")[1]).toMatch(/ \d+ tokens {2}\w+ → \w+/);
     expect((await engine.diff("t", 2, 2)).diff.changes).toEqual([]);
   });
 
