@@ -42,8 +42,18 @@ export const partSchema = z.discriminatedUnion("type", [
 /** How deep caller-supplied metadata may nest (objects and arrays); deeper is refused, not walked. */
 export const MAX_META_DEPTH = 32;
 
-/** The longest message id accepted, in UTF-16 code units. */
+/** The longest id accepted (message, artifact, tenant…), in UTF-16 code units. */
 export const MAX_ID_LENGTH = 512;
+
+/**
+ * An id every backend can store: non-empty, at most {@link MAX_ID_LENGTH} characters, no NUL (PostgreSQL text
+ * refuses it, so memory and SQLite refuse it too).
+ */
+export const idSchema = z
+  .string()
+  .min(1, "must be a non-empty string")
+  .max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`)
+  .refine((id) => !id.includes("\u0000"), "must not contain a NUL character");
 
 /**
  * Why `value` is not plain JSON within `maxDepth` levels, with the path to the offending value, or undefined.
@@ -103,12 +113,7 @@ export const metaSchema = z
 /** zod schema of a message given to `ThreadLog.append`. */
 export const messageInputSchema = z
   .object({
-    id: z
-      .string()
-      .min(1, "must be a non-empty string")
-      .max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`)
-      .refine((id) => !id.includes("\u0000"), "must not contain a NUL character")
-      .optional(),
+    id: idSchema.optional(),
     role: z.enum(["system", "user", "assistant", "tool"]),
     parts: z.array(partSchema),
     meta: metaSchema.optional(),

@@ -3,6 +3,7 @@ import { AccessDeniedError, ValidationError } from "../errors/ledger-error.js";
 import { canonicalJson, sha256Hex } from "../log/canonical-json.js";
 import { deepFreeze } from "../log/deep-freeze.js";
 import type { Sensitivity } from "../log/message.js";
+import { idSchema } from "../log/message-schema.js";
 import {
   type Artifact,
   type ArtifactInput,
@@ -22,13 +23,6 @@ const sensitivitySchema = z.enum(["public", "internal", "confidential", "restric
 
 /** The longest time to live an artifact may have: 100 years (a date past that is not a useful expiry). */
 export const MAX_TTL_MS = 100 * 365.25 * 24 * 3_600_000;
-
-/** An id as every backend can store it: non-empty, at most 512 characters, no NUL (PostgreSQL text refuses it). */
-const idSchema = z
-  .string()
-  .min(1, "must be a non-empty string")
-  .max(512, "must be at most 512 characters")
-  .refine((id) => !id.includes("\u0000"), "must not contain a NUL character");
 
 const inputSchema = z.object({
   content: z.string(),

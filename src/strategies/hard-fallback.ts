@@ -8,7 +8,7 @@ import type { Decision } from "../plan/resolve-plan.js";
 import { spanOfSeqs } from "../plan/span-seqs.js";
 import { parseOptions } from "./options.js";
 import { excerptsFor } from "./oversized-excerpt.js";
-import { untouchableSeqs } from "./protected-core.js";
+import { newestGroupOf, untouchableSeqs } from "./protected-core.js";
 import type { Proposal, Strategy, StrategyContext } from "./strategy.js";
 
 /** JSON-shaped options of {@link createHardFallback}. */
@@ -59,15 +59,8 @@ export function protectedGroupList(
     const end = protect === "lastTurn" ? log.length : lastUser + 1;
     for (let seq = lastUser; seq < end; seq++) groups.add(log.groupIndexOf(seq));
   }
-  // The group of the newest non-system message is what the model answers (and a request needs a message
-  // besides the system prompt). Not the highest group index: groups are numbered by their first message, and a
-  // result can join an older group after a newer one began.
-  for (let seq = log.length - 1; seq >= 0; seq--) {
-    const g = log.groupIndexOf(seq);
-    if (log.groupAt(g).kind === "system") continue;
-    groups.add(g);
-    break;
-  }
+  const newest = newestGroupOf(log);
+  if (newest >= 0) groups.add(newest);
   return [...groups].sort((a, b) => a - b);
 }
 

@@ -85,9 +85,14 @@ describe("summary memos in a thread checkpoint", () => {
   });
 
   it("are left out by a worker whose strategies declare no such memo (it sweeps in full instead)", async () => {
-    const { plan, memos, fresh } = await stacked();
+    const { log, plan, memos, fresh } = await stacked();
     const restored = fresh();
     expect(() => restoreMemos(restored, resolveForLog(plan, restored), memos, [])).not.toThrow();
     expect(restored.peekHistoryMemo(summaryOf(memos).key)).toBeUndefined();
+    // Without the memo the strategy's sweep starts from nothing and finds what the warm one knew.
+    const warm = absorbable(log, resolveForLog(plan, log), "summarize");
+    const swept = absorbable(restored, resolveForLog(plan, restored), "summarize");
+    expect(swept.stack.map((s) => [s.action, s.seqs])).toEqual(warm.stack.map((s) => [s.action, s.seqs]));
+    expect(swept.groups.map((g) => g.index)).toEqual(warm.groups.map((g) => g.index));
   });
 });

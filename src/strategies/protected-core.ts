@@ -32,3 +32,16 @@ export function untouchableSeqs(log: ThreadLog, taskSeq: number): Set<number> {
   if (taskSeq >= 0) seqs.add(taskSeq);
   return seqs;
 }
+
+/**
+ * The group of the newest non-system message, or -1: what the model answers next, part of every protected core
+ * (a request needs a message besides the system prompt). Not the highest group index: groups are numbered by
+ * their first message, and a result can join an older group after a newer one began.
+ */
+export function newestGroupOf(log: ThreadLog): number {
+  for (let seq = log.length - 1; seq >= 0; seq--) {
+    const g = log.groupIndexOf(seq);
+    if (log.groupAt(g).kind !== "system") return g;
+  }
+  return -1;
+}

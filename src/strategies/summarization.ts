@@ -99,13 +99,11 @@ function summaryTokensOf(ctx: StrategyContext, summary: StackedSummary): number 
 
 function accountingOf(
   ctx: StrategyContext,
-  absorbed: ReadonlyArray<StackedSummary>,
+  previousTokens: number,
   messages: number,
   allowance: number,
 ): Accounting {
   const perGroup = renderedGroupTokens(ctx.log, ctx.plan, ctx.counter);
-  let previousTokens = 0;
-  for (const summary of absorbed) previousTokens += summaryTokensOf(ctx, summary);
   const header = summaryText(
     { kind: "summarize", summary: "", summarizerId: "", promptVersion: "" },
     Math.max(messages, 10),
@@ -286,6 +284,8 @@ function failureNote(error: unknown): StrategyNote {
 interface Placement {
   /** The summaries in force that the new one absorbs: none (it is stacked after them) or all. */
   readonly absorbed: ReadonlyArray<StackedSummary>;
+  /** Rendered tokens of the absorbed summaries (they go with the span). */
+  readonly absorbedTokens: number;
   /** The least room the span must leave for the new summary's text. */
   readonly allowance: number;
   /** The most a stacked summary may take: what the ones before it leave of the allowance. */
@@ -295,7 +295,7 @@ interface Placement {
 /**
  * The placements worth trying, the prompt cache's favourite first: stacked after the summaries in force (the
  * request keeps their bytes), while there are fewer than `maxStacked` and they leave a quarter of the summaries'
- * allowance; then absorbing them all.
+ * allowance; then absorbing them all. Each summary in force is counted once.
  */
 function placements(
   ctx: StrategyContext,
@@ -303,12 +303,13 @@ function placements(
   stack: ReadonlyArray<StackedSummary>,
 ): Placement[] {
   const allowance = Math.max(MIN_SUMMARY_TOKENS, Math.floor(ctx.goal * settings.summaryShare));
-  const absorb: Placement = { absorbed: stack, allowance, stackedRoom: undefined };
+  let used = 0;
+  for (const summary of stack) used += summaryTokensOf(ctx, summary);
+  const absorb: Placement = { absorbed: stack, absorbedTokens: used, allowance, stackedRoom: undefined };
   if (stack.length === 0 || stack.length >= settings.maxStacked) return [absorb];
-  let room = allowance;
-  for (const summary of stack) room -= summaryTokensOf(ctx, summary);
+  const room = allowance - used;
   if (room < Math.max(MIN_SUMMARY_TOKENS, allowance / 4)) return [absorb];
-  return [{ absorbed: [], allowance: room, stackedRoom: room }, absorb];
+  return [{ absorbed: [], absorbedTokens: 0, allowance: room, stackedRoom: room }, absorb];
 }
 
 async function propose(ctx: StrategyContext, settings: Settings): Promise<Proposal> {
@@ -321,7 +322,12 @@ async function propose(ctx: StrategyContext, settings: Settings): Promise<Propos
     let accounting: Accounting | undefined;
     const absorbedMessages = placement.absorbed.reduce((n, s) => n + s.seqs.length, 0);
     const account = () => {
-      accounting ??= accountingOf(ctx, placement.absorbed, messages + absorbedMessages, placement.allowance);
+      accounting ??= accountingOf(
+        ctx,
+        placement.absorbedTokens,
+        messages + absorbedMessages,
+        placement.allowance,
+      );
       return accounting;
     };
     const { count, room } = spanLength(ctx, settings, groups, account);
@@ -346,7 +352,8 @@ async function propose(ctx: StrategyContext, settings: Settings): Promise<Propos
   const spanHash = spanHashOf(fresh, absorbed);
   const absorbedMessages = absorbed.reduce((n, s) => n + s.seqs.length, 0);
   const accounting =
-    chosen!.accounting ?? accountingOf(ctx, absorbed, fresh.length + absorbedMessages, placement.allowance);
+    chosen!.accounting ??
+    accountingOf(ctx, placement.absorbedTokens, fresh.length + absorbedMessages, placement.allowance);
   const maxTokens = summaryTokens(ctx, settings, groups.slice(0, count), accounting, stackedRoom);
   const visible = visibleMessages(ctx, new Set(freshSeqs));
   const previous = earlierSummary(absorbed);

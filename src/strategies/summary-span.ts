@@ -11,6 +11,7 @@ import { decisionAt, type SeqResolution } from "../plan/resolve-for-log.js";
 import type { Decision } from "../plan/resolve-plan.js";
 import { compactable } from "./group-accounting.js";
 import { type DecisionChange, GroupSweep } from "./group-sweep.js";
+import { newestGroupOf } from "./protected-core.js";
 import { counts, record, type StrategyMemo, seqsOfRuns } from "./strategy-memo.js";
 
 /** One of this strategy's summaries in force: its action and the seqs it still governs (ascending). */
@@ -140,9 +141,10 @@ function candidates(
   const lastUser = log.lastUserSeq;
   const protectedGroup = lastUser >= 0 ? log.groupIndexOf(lastUser) : -1;
   const taskGroup = taskSeq >= 0 ? log.groupIndexOf(taskSeq) : -1;
-  // The last group is kept by `minKeepGroups` (at least 1) when it is a candidate; an older group holding the
-  // newest message (a late result) is kept here.
-  const newest = newestNonSystemGroup(log);
+  // The newest group is part of the protected core the hard fallback keeps verbatim, so no summary may take it.
+  // When it is the last group `minKeepGroups` (at least 1) keeps it already; an older one holding the newest
+  // message (a late result) is held back here.
+  const newest = newestGroupOf(log);
   const newestGroup = newest === log.groupCount - 1 ? -1 : newest;
   const out: Group[] = [];
   const open: number[] = [];
@@ -168,19 +170,6 @@ function candidates(
     out.push(group);
   }
   return { out, open };
-}
-
-/**
- * The group of the newest non-system message, or -1: what the model answers next, which the hard fallback always
- * keeps. Groups are numbered by their first message, so it need not be the last group (a late result joins its
- * call's older group); a summary must not take it, or the fallback could not keep it verbatim.
- */
-function newestNonSystemGroup(log: ThreadLog): number {
-  for (let seq = log.length - 1; seq >= 0; seq--) {
-    const g = log.groupIndexOf(seq);
-    if (log.groupAt(g).kind !== "system") return g;
-  }
-  return -1;
 }
 
 interface EncodedEntry {
