@@ -49,7 +49,10 @@ function contentText(message: Message): string {
 
 function previewOf(text: string): string {
   // Only the start is shown: a large tool result is not rewritten whole to preview 60 characters of it.
-  const line = text.slice(0, PREVIEW_CHARS * 8).replace(/\s+/g, " ").trim();
+  const line = text
+    .slice(0, PREVIEW_CHARS * 8)
+    .replace(/\s+/g, " ")
+    .trim();
   return line.length > PREVIEW_CHARS ? `${line.slice(0, PREVIEW_CHARS - 1)}…` : line;
 }
 
