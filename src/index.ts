@@ -2,11 +2,11 @@
 // Building blocks for custom strategies and stores are in `context-ledger/extend`; the sample-session
 // generator used by the demo and examples is in `context-ledger/sample`.
 
+export { createContextEngine } from "./context-engine.js";
 export type { AppendResult } from "./engine/append-messages.js";
 export type { PlanDiffResult, RenderedThread, RenderOptionsForThread } from "./engine/audit-views.js";
 export type { Calibration, CalibrationSettings } from "./engine/calibration.js";
 export type { ContextEngine } from "./engine/context-engine.js";
-export { createContextEngine } from "./engine/context-engine.js";
 export type {
   ActionEvent,
   EngineEvent,

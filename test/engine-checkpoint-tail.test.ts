@@ -5,10 +5,12 @@
  * the tail is gone the engine falls back to the whole log without a wrong answer.
  */
 import { describe, expect, it } from "vitest";
+import { CHECKPOINT_FORMAT } from "../src/checkpoints/checkpoint-format.js";
+import { makeCheckpoint } from "../src/checkpoints/make-checkpoint.js";
+import { loadCheckpointed } from "../src/checkpoints/restore-checkpoint.js";
 import type { ContextEngine } from "../src/engine/context-engine.js";
 import type { EngineEvent } from "../src/engine/engine-events.js";
 import { createStoredCounter } from "../src/engine/stored-counter.js";
-import { CHECKPOINT_FORMAT, loadCheckpointed, makeCheckpoint } from "../src/engine/thread-checkpoint.js";
 import { CheckpointUnfitError, MessageNotLoadedError } from "../src/errors/ledger-error.js";
 import type { MessageInput } from "../src/log/message.js";
 import { serializePlan } from "../src/plan/plan-schema.js";
@@ -141,7 +143,7 @@ describe("checkpoint tails", () => {
     const { stores, cp, tailReads } = await compactedThread();
     const counter = createStoredCounter(simpleCounter());
     const restored = await loadCheckpointed(stores, counter, KINDS, "t", cp.planVersion, cp.logLength);
-    expect(restored?.log.projected).toBe(true);
+    expect(restored?.log.partial).toBe(true);
     const { log, plan } = restored!;
     // The restored thread does not have the tail yet: making the next checkpoint asks for it before any work.
     const error = (() => {

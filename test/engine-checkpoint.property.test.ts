@@ -8,9 +8,9 @@
  */
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
+import { loadCheckpointed } from "../src/checkpoints/restore-checkpoint.js";
 import type { ContextEngine } from "../src/engine/context-engine.js";
 import { createStoredCounter } from "../src/engine/stored-counter.js";
-import { loadCheckpointed } from "../src/engine/thread-checkpoint.js";
 import type { MessageInput } from "../src/log/message.js";
 import { serializePlan } from "../src/plan/plan-schema.js";
 import type { ProviderFormat } from "../src/render/provider-rules.js";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { createContextEngine } from "../src/engine/context-engine.js";
+import { createContextEngine } from "../src/context-engine.js";
 import type { MessageInput } from "../src/log/message.js";
 import { createMemoryStores } from "../src/stores/memory/memory-stores.js";
 import { openSqliteStores } from "../src/stores/sqlite/index.js";
@@ -110,7 +110,7 @@ describe("replay after a renderer change", () => {
       ...(await importOriginal<typeof import("../src/render/placeholders.js")>()),
       RENDER_FORMAT_VERSION: "cl-render/999",
     }));
-    const later = await import("../src/engine/context-engine.js");
+    const later = await import("../src/context-engine.js");
     const engine = later.createContextEngine({
       stores,
       counter: simpleCounter(),

@@ -3,9 +3,15 @@
 // never answer wrongly — for a message it does not hold.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import {
+  checkpointLog,
+  type LogCheckpoint,
+  noteStoredIds,
+  restoreLog,
+} from "../src/checkpoints/log-checkpoint.js";
 import { MessageNotLoadedError, ValidationError } from "../src/errors/ledger-error.js";
 import type { MessageInput } from "../src/log/message.js";
-import { type LogCheckpoint, ThreadLog } from "../src/log/thread-log.js";
+import { ThreadLog } from "../src/log/thread-log.js";
 import { arbitraryLogInputs, fcParams } from "./support/arbitrary-log.js";
 import { text } from "./support/builders.js";
 
@@ -30,14 +36,14 @@ function project(full: ThreadLog, c: Case) {
   const groups = Array.from({ length: prefix.groupCount }, (_, g) => g).filter(
     (g) => c.picks[g % 60] === true,
   );
-  const made = prefix.checkpoint(groups);
+  const made = checkpointLog(prefix, groups);
   if (made === undefined) return undefined;
   const checkpoint = JSON.parse(JSON.stringify(made.checkpoint)) as LogCheckpoint;
   const held: number[] = [];
   for (let r = 0; r < checkpoint.held.length; r += 2)
     for (let seq = checkpoint.held[r]!; seq < checkpoint.held[r + 1]!; seq++) held.push(seq);
   let decoded = 0;
-  const projected = ThreadLog.restore(
+  const projected = restoreLog(
     checkpoint,
     held.map((seq) => full.at(seq)!),
     () => {
@@ -111,7 +117,7 @@ describe("projected logs", () => {
         const whole = Array.from({ length: full.groupCount }, (_, g) => g).filter((g) =>
           full.groupAt(g).seqs.every((seq) => seq >= prefix.length || held.has(seq)),
         );
-        expect(extended.checkpoint(whole)).toEqual(full.checkpoint(whole));
+        expect(checkpointLog(extended, whole)).toEqual(checkpointLog(full, whole));
       }),
       fcParams(300),
     );
@@ -158,7 +164,7 @@ describe("projected logs", () => {
           const found = new Map(
             asked.flatMap((a) => (full.seqOf(a) === undefined ? [] : [[a, full.seqOf(a)!]])),
           );
-          extended.noteStoredIds(asked, found);
+          noteStoredIds(extended, asked, found);
           const outcome = (log: ThreadLog) => {
             try {
               return log.append(batch).at(full.length)!.id;
@@ -184,10 +190,10 @@ describe("projected logs", () => {
       { id: "a1", role: "assistant", parts: [text("two")] },
       { id: "u2", role: "user", parts: [text("three")] },
     ]);
-    const made = full.checkpoint([3])!;
+    const made = checkpointLog(full, [3])!;
     expect(made.checkpoint.held).toEqual([0, 1, 3, 4]);
     expect(made.absentIds).toEqual(["u1", "a1"]);
-    const projected = ThreadLog.restore(made.checkpoint, [full.at(0)!, full.at(3)!], () => made.absentIds);
+    const projected = restoreLog(made.checkpoint, [full.at(0)!, full.at(3)!], () => made.absentIds);
     expect(() => projected.append([{ id: "a1", role: "user", parts: [text("again")] }])).toThrow(
       /duplicate message id "a1"/,
     );
@@ -202,17 +208,13 @@ describe("projected logs", () => {
       { id: "u1", role: "user", parts: [text("one")] },
       { id: "u2", role: "user", parts: [text("two")] },
     ]);
-    const made = full.checkpoint([1])!;
-    expect(() => ThreadLog.restore(made.checkpoint, [full.at(0)!], () => made.absentIds)).toThrow(
-      ValidationError,
-    );
-    expect(() => ThreadLog.restore(made.checkpoint, [full.at(1)!, full.at(0)!], () => [])).toThrow(
-      ValidationError,
-    );
+    const made = checkpointLog(full, [1])!;
+    expect(() => restoreLog(made.checkpoint, [full.at(0)!], () => made.absentIds)).toThrow(ValidationError);
+    expect(() => restoreLog(made.checkpoint, [full.at(1)!, full.at(0)!], () => [])).toThrow(ValidationError);
     // A projected log checkpoints only groups it holds (a worker that loaded a checkpoint writes the next one).
-    const projected = ThreadLog.restore(made.checkpoint, [full.at(1)!], () => made.absentIds);
-    expect(projected.checkpoint([0])).toBeUndefined();
-    const again = projected.checkpoint([1])!;
+    const projected = restoreLog(made.checkpoint, [full.at(1)!], () => made.absentIds);
+    expect(checkpointLog(projected, [0])).toBeUndefined();
+    const again = checkpointLog(projected, [1])!;
     expect(again.checkpoint).toEqual(made.checkpoint);
     expect(again.absentIds).toEqual(made.absentIds);
   });

@@ -10,7 +10,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { floorTokens } from "../benchmarks/support/simulate-turns.js";
-import { createContextEngine } from "../src/engine/context-engine.js";
+import { createContextEngine } from "../src/context-engine.js";
 import { BudgetInfeasibleError, RenderValidationError, SummarizerError } from "../src/errors/ledger-error.js";
 import type { MessageInput } from "../src/log/message.js";
 import { ThreadLog } from "../src/log/thread-log.js";

@@ -3,7 +3,7 @@
  * between calls, once never awaiting it, as a fast tool loop would) and the default pipeline run directly over
  * a ThreadLog and a plan. Each gets a budget whose prompt room equals the benchmark budget exactly.
  */
-import { createContextEngine } from "../../src/engine/context-engine.js";
+import { createContextEngine } from "../../src/context-engine.js";
 import type { MessageInput } from "../../src/log/message.js";
 import { ThreadLog } from "../../src/log/thread-log.js";
 import { type CompactionPlan, emptyPlan } from "../../src/plan/compaction-plan.js";

@@ -3,14 +3,9 @@ import { generatedId } from "../log/append-batch.js";
 import type { MessageInput } from "../log/message.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { StoredMessage } from "../stores/log-store.js";
-import {
-  type LoadFallback,
-  loadThread,
-  observed,
-  withConflictRetries,
-  withFullLoadFallback,
-} from "./compaction-steps.js";
+import { observed, onThread } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
+import type { LoadedThread } from "./thread-cache.js";
 
 /** What `append` wrote. */
 export interface AppendResult {
@@ -39,27 +34,20 @@ export function appendMessages(
     if (!Array.isArray(messages)) {
       throw new ValidationError("append takes an array of messages", { threadId, field: "messages" });
     }
-    return core.locks.run(threadId, () =>
-      withConflictRetries(core, (attempt) =>
-        withFullLoadFallback(core, threadId, (fallback) =>
-          appendOnce(core, threadId, messages, attempt, fallback),
-        ),
-      ),
-    );
+    return onThread(core, threadId, (state, attempt) => appendOnce(core, state, messages, attempt));
   });
 }
 
 async function appendOnce(
   core: EngineCore,
-  threadId: string,
+  state: LoadedThread,
   messages: ReadonlyArray<MessageInput>,
   attempt: number,
-  fallback?: LoadFallback,
 ): Promise<AppendResult> {
   const t0 = performance.now();
-  const state = await loadThread(core, threadId, fallback);
+  const threadId = state.log.threadId;
   const from = state.log.length;
-  if (state.log.projected) await lookUpIds(core, state.log, messages);
+  await core.loader.beforeAppend(state.log, batchIds(state.log, messages));
   const log = state.log.append(messages);
   const entries: StoredMessage[] = [];
   for (let seq = from; seq < log.length; seq++) {
@@ -85,7 +73,7 @@ async function appendOnce(
       throw error;
     }
   }
-  core.cache.remember(threadId, { log, plan: state.plan });
+  core.loader.remember(threadId, { log, plan: state.plan });
   core.events.emit("appended", threadId, {
     messages: entries.length,
     logSeq: log.length,
@@ -94,19 +82,10 @@ async function appendOnce(
   return { threadId, fromSeq: from, logSeq: log.length, ids: entries.map((e) => e.message.id) };
 }
 
-/**
- * A log restored from a checkpoint knows the ids of the messages it does not hold only from the checkpoint's
- * tail: ask the store about the batch's ids instead (supplied ones, and the one generated for each message
- * without), so that the append reads no tail. A generated id already taken needs the tail after all.
- */
-async function lookUpIds(
-  core: EngineCore,
-  log: ThreadLog,
-  messages: ReadonlyArray<MessageInput>,
-): Promise<void> {
-  const ids = messages.map((m, i) => {
+/** The ids a batch will take: the supplied ones, and the one generated for each message without. */
+function batchIds(log: ThreadLog, messages: ReadonlyArray<MessageInput>): string[] {
+  return messages.map((m, i) => {
     const id = (m as { id?: unknown } | null)?.id;
     return typeof id === "string" ? id : generatedId(log.length + i);
   });
-  log.noteStoredIds(ids, await core.stores.log.seqsOf(log.threadId, ids));
 }

@@ -40,7 +40,7 @@ export interface PlanDiffResult {
 async function logAt(core: EngineCore, threadId: string, logSeq: number | undefined): Promise<ThreadLog> {
   if (logSeq === undefined) {
     // Audits read every message: never a checkpoint's projection.
-    const state = await core.cache.load(threadId, "whole");
+    const state = await core.loader.whole(threadId);
     requireMessages(state, threadId);
     return state.log;
   }
@@ -110,7 +110,7 @@ export function diffThread(
       core.stores.plans.get(threadId, toVersion),
       // The state counts cover every message, as `explain`'s do: audits read the whole log (a thread with no
       // messages diffs as before, with zero counts, rather than failing).
-      core.cache.load(threadId, "whole").then((state) => state.log),
+      core.loader.whole(threadId).then((state) => state.log),
     ]);
     const plain = diffPlans(from, to, (id) => log.seqOf(id));
     // Each change with the message's own tokens: what the change moved in or out of the request.

@@ -1,9 +1,8 @@
-import { MessageNotLoadedError, VersionConflictError } from "../errors/ledger-error.js";
+import { VersionConflictError } from "../errors/ledger-error.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, nextPlan } from "../plan/compaction-plan.js";
 import type { PipelineSuccess } from "../strategies/pipeline.js";
 import { compactionTarget, type TokenBudget } from "../tokens/token-budget.js";
-import { withTailRead } from "./checkpoint-tail.js";
 import { commitPlan, reportError, reportSteps } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
 import { latestVersion } from "./thread-cache.js";
@@ -22,40 +21,6 @@ export interface BackgroundJob {
   readonly tokensAfter: number;
   /** The calibration ratio already applied to `budget` (reported in events). */
   readonly calibrationRatio: number;
-}
-
-/** The background runs of one engine: at most one per thread, awaitable with `idle`. */
-export class BackgroundRuns {
-  readonly #running = new Map<string, Promise<void>>();
-
-  /**
-   * Starts `run` for a thread unless one is already running for it; returns whether it started. The run waits
-   * for `after` (the rest of the turn that queued it, which may await a store) and then for the event loop's
-   * next check phase, so that the turn's caller has its request before the run takes the event loop.
-   */
-  start(threadId: string, run: () => Promise<void>, after: Promise<unknown> = Promise.resolve()): boolean {
-    if (this.#running.has(threadId)) return false;
-    const done = after
-      .then(
-        () => undefined,
-        () => undefined,
-      )
-      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
-      .then(run)
-      .finally(() => this.#running.delete(threadId));
-    this.#running.set(threadId, done);
-    return true;
-  }
-
-  /** Resolves when no background run is left (including runs started while waiting). */
-  async idle(): Promise<void> {
-    while (this.#running.size > 0) await Promise.allSettled([...this.#running.values()]);
-  }
-
-  /** Number of runs in flight. */
-  get size(): number {
-    return this.#running.size;
-  }
 }
 
 /**
@@ -92,35 +57,33 @@ async function runJob(core: EngineCore, job: BackgroundJob): Promise<void> {
       target: compactionTarget(job.budget),
       calibrationRatio: job.calibrationRatio,
     });
-    const input = { plan: job.basePlan, counter: core.counter, budget: job.budget };
-    let ranOn = job.log;
-    let result = await core.full.run({ ...input, log: ranOn });
-    if (!result.ok && result.error instanceof MessageNotLoadedError && result.error.fetch !== undefined) {
-      // The run named messages the turn's projection does not hold (a summary absorbing an earlier one): read
-      // the checkpoint's tail, which has their ids, and run again on the projection (the summarizer's answer
-      // is in the summary cache by now).
-      await result.error.fetch();
-      result = await core.full.run({ ...input, log: ranOn });
-    }
-    if (!result.ok && result.error instanceof MessageNotLoadedError) {
-      // The turn's log came from a checkpoint and the run needed more of it: run again on the whole log at the
-      // same length and on the stored plan, as a worker that had it all would have (the restored plan keeps
-      // parts in the checkpoint's tail, which may be gone or unfit by now).
-      ranOn = await core.cache.wholeLog(job.threadId, job.log.length);
-      const plan = await core.stores.plans.get(job.threadId, job.basePlan.version);
-      result = await core.full.run({ ...input, plan, log: ranOn });
-    }
-    reportSteps(core, "background", job.threadId, result.report);
-    if (!result.ok) return discard(core, job, `the run failed: ${result.error.message}`);
-    if (!result.report.steps.some((s) => s.cost === "model" && s.outcome === "applied")) {
+    // On the log the turn saw; the loader runs it again on more of the thread when that log was partial and the
+    // run read past it (the summarizer's answer is in the summary cache by then).
+    const { run, log } = await core.loader.runOn(job.log, job.basePlan, async (log, plan, abandon) => ({
+      log,
+      run: await core.full.run({
+        log,
+        plan,
+        counter: core.counter,
+        budget: job.budget,
+        ...(abandon === undefined ? {} : { abandon }),
+      }),
+    }));
+    reportSteps(core, "background", job.threadId, run.report);
+    if (!run.ok) return discard(core, job, `the run failed: ${run.error.message}`);
+    if (!run.report.steps.some((s) => s.cost === "model" && s.outcome === "applied")) {
       return discard(core, job, "no model strategy applied anything");
     }
-    const committed = await core.locks.run(job.threadId, () => commitJob(core, job, result, ranOn));
+    // A version written whole (every so many deltas) lists every span, which a restored plan may keep in its
+    // checkpoint's tail: the loader reads the tail and commits again (the failed attempt wrote nothing).
+    const committed = await core.loader.runOn(log, job.replaces, () =>
+      core.locks.run(job.threadId, () => commitJob(core, job, run, log)),
+    );
     if (!committed) return;
     core.events.emit("completed", job.threadId, {
       operation: "background",
       durationMs: performance.now() - t0,
-      tokens: result.report.tokensAfter,
+      tokens: run.report.tokensAfter,
       tokensBefore: job.tokensAfter,
       compacted: true,
     });
@@ -148,17 +111,15 @@ async function commitJob(
   const figures = { tokensBefore: job.tokensAfter, tokensAfter: result.report.tokensAfter };
   try {
     const added = result.plan.actions.slice(job.basePlan.actions.length);
-    // A version written whole (every so many deltas) lists every span: a restored plan reads the ids it does
-    // not hold from its checkpoint's tail first (the failed attempt wrote nothing).
-    await withTailRead(() => commitPlan(core, "background", job.replaces, plan, figures, 1, added));
+    await commitPlan(core, "background", job.replaces, plan, figures, 1, added);
   } catch (error) {
     if (!(error instanceof VersionConflictError)) throw error;
     discard(core, job, "another writer committed first");
     return false;
   }
-  const cached = core.cache.peek(job.threadId);
+  const cached = core.loader.peek(job.threadId);
   if (cached !== undefined && cached.plan === job.replaces)
-    core.cache.remember(job.threadId, { ...cached, plan });
-  core.checkpoints.schedule(ranOn, plan);
+    core.loader.remember(job.threadId, { ...cached, plan });
+  core.loader.settled(ranOn, plan, true);
   return true;
 }

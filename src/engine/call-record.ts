@@ -3,7 +3,7 @@ import { ValidationError } from "../errors/ledger-error.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import { finalStates } from "../plan/final-states.js";
-import { firstSpanId } from "../plan/plan-checkpoint.js";
+import { firstSpanId } from "../plan/first-span-id.js";
 import type { Injection, PendingCallMode, RehydratedArtifact } from "../render/render-prompt.js";
 import type { ArtifactStore } from "../stores/artifact-store.js";
 

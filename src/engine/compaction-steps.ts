@@ -1,66 +1,40 @@
-import {
-  LedgerError,
-  MessageNotLoadedError,
-  NotFoundError,
-  VersionConflictError,
-} from "../errors/ledger-error.js";
+import { LedgerError, NotFoundError, VersionConflictError } from "../errors/ledger-error.js";
 import type { CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
 import type { PipelineReport } from "../strategies/pipeline-report.js";
 import type { EngineCore } from "./engine-core.js";
 import { ACTION_EVENT, type EngineOperation } from "./engine-events.js";
 import type { LoadedThread } from "./thread-cache.js";
 
-/** Why an operation runs again and what it loads: the checkpoint with its tail, or the whole log. */
-export interface LoadFallback {
-  readonly from: "checkpoint+tail" | "whole";
-  /** The message of the `MessageNotLoadedError` the run before threw. */
-  readonly reason: string;
-}
-
-/** Loads a thread through the cache and reports where it came from. */
-export async function loadThread(
-  core: EngineCore,
-  threadId: string,
-  fallback?: LoadFallback,
-): Promise<LoadedThread> {
-  const t0 = performance.now();
-  const state = await core.cache.load(threadId, fallback?.from ?? "checkpoint");
-  if (state.checkpointLength !== undefined) {
-    core.checkpoints.loaded(threadId, state.plan.version, state.checkpointLength);
-  }
-  core.events.emit("loaded", threadId, {
-    source: state.source,
-    messages: state.log.length,
-    planVersion: state.plan.version,
-    durationMs: performance.now() - t0,
-    ...(fallback === undefined ? {} : { fallback: fallback.reason }),
-  });
-  return state;
-}
-
 /**
- * Runs an operation on the thread as loaded (possibly from a checkpoint) and, when it needs what the
- * checkpoint did not hold, again: on the checkpoint read with its tail when that was all it lacked (the error
- * carries `fetch`), and on the whole stored log when that is not enough either or a message was missing. Nothing
- * was committed by a run that threw: every read of the log happens before a commit.
+ * The one path of every operation on a thread (`append`, `prepareTurn`, `compact`): take the thread's lock (one
+ * operation per thread at a time in this process), load the thread through the loader and run `body` on it, and
+ * when another writer won a race (`VersionConflictError`) start over on fresh state. `body` commits last: the
+ * loader may run it again on more of the thread when it read past a partial log, and a conflict reruns it whole.
  */
-export async function withFullLoadFallback<T>(
+export function onThread<T>(
   core: EngineCore,
   threadId: string,
-  run: (fallback?: LoadFallback) => Promise<T>,
+  body: (thread: LoadedThread, attempt: number) => Promise<T>,
 ): Promise<T> {
-  let fallback: LoadFallback | undefined;
-  for (;;) {
-    try {
-      return await run(fallback);
-    } catch (error) {
-      if (!(error instanceof MessageNotLoadedError) || fallback?.from === "whole") throw error;
-      core.cache.forget(threadId);
-      // A second miss (even one the tail would answer: it has been read once) means the whole log.
-      const from = fallback === undefined && error.fetch !== undefined ? "checkpoint+tail" : "whole";
-      fallback = { from, reason: error.message };
-    }
-  }
+  return core.locks.run(threadId, () =>
+    withConflictRetries(core, (attempt) =>
+      core.loader.run(threadId, (thread) => {
+        announceLoad(core, threadId, thread);
+        return body(thread, attempt);
+      }),
+    ),
+  );
+}
+
+/** Emits the `loaded` event of one load. */
+function announceLoad(core: EngineCore, threadId: string, thread: LoadedThread): void {
+  core.events.emit("loaded", threadId, {
+    source: thread.source,
+    messages: thread.log.length,
+    planVersion: thread.plan.version,
+    durationMs: thread.loadMs ?? 0,
+    ...(thread.fallback === undefined ? {} : { fallback: thread.fallback }),
+  });
 }
 
 /** Throws `NotFoundError` for a thread without messages: there is nothing to compact, render or explain. */

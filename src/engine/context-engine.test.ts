@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { createContextEngine } from "../context-engine.js";
 import {
   BudgetInfeasibleError,
   NotFoundError,
@@ -13,7 +14,7 @@ import { createMemoryStores } from "../stores/memory/memory-stores.js";
 import type { Stores } from "../stores/stores.js";
 import type { Summarizer } from "../strategies/summarizer.js";
 import type { CountableMessage, MessageCounter } from "../tokens/tokenizer.js";
-import { type ContextEngine, createContextEngine } from "./context-engine.js";
+import type { ContextEngine } from "./context-engine.js";
 import type { EngineEvent } from "./engine-events.js";
 import type { ContextEngineOptions } from "./engine-options.js";
 import { formatExplanation } from "./explain.js";

@@ -13,12 +13,14 @@ import {
 } from "./audit-views.js";
 import type { Calibration } from "./calibration.js";
 import { observed } from "./compaction-steps.js";
-import { createEngineCore, type EngineCore } from "./engine-core.js";
+import type { EngineCore } from "./engine-core.js";
 import type { ContextEngineOptions } from "./engine-options.js";
+import { createEngineCore } from "./engine-setup.js";
 import type { ExplainFilter, Explanation } from "./explain.js";
 import { type CompactOptions, type CompactResult, compactAllThreads, compactThread } from "./maintenance.js";
 import { prepareTurn } from "./prepare-turn.js";
 import { type ReplayResult, replayCall } from "./replay.js";
+import type { LoaderFactory } from "./thread-loader.js";
 import type { PreparedTurn, PrepareTurnOptions } from "./turn-options.js";
 
 /**
@@ -97,9 +99,12 @@ async function recordUsage(core: EngineCore, callId: string, usage: ModelUsage):
   });
 }
 
-/** Creates a context engine over a set of stores (see {@link ContextEngine}); options are validated here. */
-export function createContextEngine(options: ContextEngineOptions): ContextEngine {
-  const core = createEngineCore(options);
+/**
+ * Creates a context engine over a set of stores with the given way of loading threads (default: the in-process
+ * cache and whole logs). The public `createContextEngine` (src/context-engine.ts) picks the loader.
+ */
+export function createEngine(options: ContextEngineOptions, makeLoader?: LoaderFactory): ContextEngine {
+  const core = createEngineCore(options, makeLoader);
   return Object.freeze({
     append: (threadId: string, messages: ReadonlyArray<MessageInput>) =>
       appendMessages(core, threadId, messages),
@@ -116,9 +121,9 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
     compact: (threadId: string, o?: CompactOptions) => compactThread(core, threadId, o),
     compactAll: (o?: CompactOptions) => compactAllThreads(core, o),
     idle: async () => {
-      // A background run's commit schedules a checkpoint write, and a write never schedules a run.
+      // A background run's commit may make the loader write (a checkpoint), and a write never schedules a run.
       await core.jobs.idle();
-      await core.checkpoints.idle();
+      await core.loader.idle();
     },
   });
 }

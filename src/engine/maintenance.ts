@@ -1,18 +1,16 @@
-import { type LedgerError, MessageNotLoadedError } from "../errors/ledger-error.js";
+import type { LedgerError } from "../errors/ledger-error.js";
 import type { PipelineReport } from "../strategies/pipeline-report.js";
 import { compactionTarget, type TokenBudget } from "../tokens/token-budget.js";
 import {
   commitPlan,
-  type LoadFallback,
-  loadThread,
   observed,
+  onThread,
   reportError,
   reportSteps,
   requireMessages,
-  withConflictRetries,
-  withFullLoadFallback,
 } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
+import type { LoadedThread } from "./thread-cache.js";
 import { type BudgetInput, budgetOf } from "./turn-options.js";
 
 /** Options of `compact`. */
@@ -51,12 +49,8 @@ export function compactThread(
   return observed(core, "compact", threadId, async () => {
     const t0 = performance.now();
     const budget = budgetOf(options.budget) ?? core.budget;
-    const result = await core.locks.run(threadId, () =>
-      withConflictRetries(core, (attempt) =>
-        withFullLoadFallback(core, threadId, (fallback) =>
-          compactOnce(core, threadId, budget, options.signal, attempt, fallback),
-        ),
-      ),
+    const result = await onThread(core, threadId, (state, attempt) =>
+      compactOnce(core, state, budget, options.signal, attempt),
     );
     if (result.error !== undefined) reportError(core, "compact", threadId, result.error);
     core.events.emit("completed", threadId, {
@@ -72,13 +66,12 @@ export function compactThread(
 
 async function compactOnce(
   core: EngineCore,
-  threadId: string,
+  state: LoadedThread,
   budget: TokenBudget,
   signal: AbortSignal | undefined,
   attempt: number,
-  fallback?: LoadFallback,
 ): Promise<CompactResult> {
-  const state = await loadThread(core, threadId, fallback);
+  const threadId = state.log.threadId;
   requireMessages(state, threadId);
   core.events.emit("check_started", threadId, {
     operation: "compact",
@@ -94,17 +87,14 @@ async function compactOnce(
     counter: core.counter,
     budget,
     ...(signal === undefined ? {} : { signal }),
+    ...(state.abandon === undefined ? {} : { abandon: state.abandon }),
   });
-  // A checkpoint-restored log lacked a message the run needed: the caller runs it again on the whole log.
-  if (!run.ok && run.error instanceof MessageNotLoadedError) throw run.error;
   reportSteps(core, "compact", threadId, run.report);
   const changed = run.ok && run.changed;
   const figures = { tokensBefore: run.report.tokensBefore, tokensAfter: run.report.tokensAfter };
-  if (changed) {
-    await commitPlan(core, "compact", plan, run.plan, figures, attempt);
-    core.checkpoints.schedule(log, run.plan);
-  }
-  core.cache.remember(threadId, { log, plan: run.plan });
+  if (changed) await commitPlan(core, "compact", plan, run.plan, figures, attempt);
+  core.loader.remember(threadId, { log, plan: run.plan });
+  if (changed) core.loader.settled(log, run.plan, true);
   return {
     threadId,
     ok: run.ok,

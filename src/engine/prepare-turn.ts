@@ -14,16 +14,7 @@ import { availableForPrompt, compactionTarget, type TokenBudget } from "../token
 import { scheduleBackground } from "./background-runs.js";
 import { type Calibration, calibratedBudget } from "./calibration.js";
 import { appliedRefs, saveTurnInputs } from "./call-record.js";
-import {
-  commitPlan,
-  type LoadFallback,
-  loadThread,
-  observed,
-  reportSteps,
-  requireMessages,
-  withConflictRetries,
-  withFullLoadFallback,
-} from "./compaction-steps.js";
+import { commitPlan, observed, onThread, reportSteps, requireMessages } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
 import type { LoadedThread } from "./thread-cache.js";
 import {
@@ -50,25 +41,18 @@ export function prepareTurn<F extends ProviderFormat>(
   return observed(core, "prepareTurn", threadId, async () => {
     const started = performance.now();
     const input = parseTurn(core, threadId, options);
-    return core.locks.run(threadId, () =>
-      withConflictRetries(core, (attempt) =>
-        withFullLoadFallback(core, threadId, (fallback) =>
-          runTurn(core, threadId, input, started, attempt, fallback),
-        ),
-      ),
-    );
+    return onThread(core, threadId, (state, attempt) => runTurn(core, state, input, started, attempt));
   });
 }
 
 async function runTurn<F extends ProviderFormat>(
   core: EngineCore,
-  threadId: string,
+  state: LoadedThread,
   input: TurnInput<F>,
   started: number,
   attempt: number,
-  fallback: LoadFallback | undefined,
 ): Promise<PreparedTurn<F>> {
-  const state = await loadThread(core, threadId, fallback);
+  const threadId = state.log.threadId;
   requireMessages(state, threadId);
   const calibration = await core.calibration.get(input.model);
   const budget = calibratedBudget(input.budget, calibration.ratio);
@@ -167,6 +151,7 @@ async function runInline<F extends ProviderFormat>(
     rehydrated: input.inputs.rehydrated,
     ...(state.previous === undefined ? {} : { previous: state.previous }),
     ...(input.signal === undefined ? {} : { signal: input.signal }),
+    ...(state.abandon === undefined ? {} : { abandon: state.abandon }),
   });
   return result;
 }
@@ -212,8 +197,8 @@ async function finishTurn<F extends ProviderFormat>(
     // The provider's input count includes the tool definitions and request framing the budget reserves.
     fixedTokens: outcome.budget.toolSchemaTokens + outcome.budget.formattingOverhead,
   });
-  core.cache.remember(threadId, { log: state.log, plan: result.plan, previous: prompt });
-  core.checkpoints.afterTurn(state.log, result.plan, result.changed);
+  core.loader.remember(threadId, { log: state.log, plan: result.plan, previous: prompt });
+  core.loader.settled(state.log, result.plan, result.changed);
   const stats = turnStats(state, outcome, prompt, calibration, durationMs);
   core.events.emit("completed", threadId, {
     operation: "prepareTurn",

@@ -5,9 +5,7 @@ import type { RenderedPrompt } from "../render/rendered-prompt.js";
 import type { StoredMessage, TokenCountUpdate } from "../stores/log-store.js";
 import type { PlanStore } from "../stores/plan-store.js";
 import type { Stores } from "../stores/stores.js";
-import type { StrategyMemo } from "../strategies/strategy-memo.js";
 import type { StoredCounter } from "./stored-counter.js";
-import { loadCheckpointed } from "./thread-checkpoint.js";
 
 /** What the engine knows of a thread between turns. */
 export interface ThreadState {
@@ -18,20 +16,39 @@ export interface ThreadState {
 }
 
 /**
- * A thread as loaded for an operation, and where it came from: the in-process cache (`warm`), the newest
- * checkpoint and the rows that render (`checkpoint`, docs/decisions/0009), or the whole stored log (`cold`).
+ * A thread as loaded for an operation, and where it came from: the in-process cache (`warm`), a thread checkpoint
+ * and the rows that render (`checkpoint`, docs/decisions/0009), or the whole stored log (`cold`).
  */
 export interface LoadedThread extends ThreadState {
   readonly source: "warm" | "cold" | "checkpoint";
   /** For `checkpoint`: the log length the checkpoint was written at. */
   readonly checkpointLength?: number;
+  /** Milliseconds the load took. */
+  readonly loadMs?: number;
+  /** Why this load read more than the one before it (an operation that read past a partial log runs again). */
+  readonly fallback?: string;
+  /**
+   * Aborted when the operation read past a partial log: its result will not count, so long work should stop
+   * (a pipeline stops at its next step).
+   */
+  readonly abandon?: AbortSignal;
 }
 
-/**
- * Where a load without a cached state may start: the newest checkpoint (its tail read when first asked for),
- * the newest checkpoint with its tail read at once, or the whole stored log.
- */
-export type LoadFrom = "checkpoint" | "checkpoint+tail" | "whole";
+/** A thread state restored from elsewhere than the log store (a thread checkpoint). */
+export interface RestoredState {
+  readonly log: ThreadLog;
+  readonly plan: CompactionPlan;
+  /** The log length the state was saved at. */
+  readonly checkpointLength: number;
+}
+
+/** How `ThreadCache.load` may start a thread it does not hold. */
+export interface LoadOptions {
+  /** Whether a cached partial log (`log.partial`) may be used; otherwise only a whole one. */
+  readonly partial?: boolean;
+  /** Restores the thread at plan `version` and log `length` from elsewhere; undefined: read the whole log. */
+  readonly restore?: (version: number, length: number) => Promise<RestoredState | undefined>;
+}
 
 /** The append input that rebuilds a stored message (seq and hash are derived again). */
 export function inputOf(message: Message): MessageInput {
@@ -51,38 +68,25 @@ export class ThreadCache {
     private readonly stores: Stores,
     private readonly counter: StoredCounter,
     private readonly capacity: number,
-    /** The memos the engine's strategies declare (restored from a checkpoint with it). */
-    private readonly kinds: ReadonlyArray<StrategyMemo> = [],
   ) {}
 
   /**
-   * The thread's current log and latest plan. Without a cached state, `from` (default "checkpoint") lets it start
-   * from the newest checkpoint of the latest plan version: a log holding only what can render (a turn that needs
-   * more throws `MessageNotLoadedError`, and the caller loads again with the tail or the whole log). With
-   * "whole" the log is always whole (a cached projection is not used).
+   * The thread's current log and latest plan: the cached state extended by what was appended since, else what
+   * `options.restore` gives, else the whole stored log. A cached partial log is used only with `options.partial`.
    */
-  async load(threadId: string, from: LoadFrom = "checkpoint"): Promise<LoadedThread> {
+  async load(threadId: string, options: LoadOptions = {}): Promise<LoadedThread> {
+    const t0 = performance.now();
     const version = await latestVersion(this.stores.plans, threadId);
     const length = await this.stores.log.length(threadId);
     const entry = this.#entries.get(threadId);
-    const checkpoints = from !== "whole";
-    const cached = checkpoints || entry?.log.projected === false ? entry : undefined;
+    const cached = options.partial === true || entry?.log.partial === false ? entry : undefined;
     const warm = cached !== undefined && cached.log.length <= length;
-    if (!warm && checkpoints) {
-      const withTail = from === "checkpoint+tail";
-      const restored = await loadCheckpointed(
-        this.stores,
-        this.counter,
-        this.kinds,
-        threadId,
-        version,
-        length,
-        withTail,
-      );
+    if (!warm && options.restore !== undefined) {
+      const restored = await options.restore(version, length);
       if (restored !== undefined) {
         // The plan store learns the restored version as if it had read it, so the next commit is a delta.
         await this.stores.plans.adopt?.(restored.plan);
-        return { ...restored, source: "checkpoint" };
+        return { ...restored, source: "checkpoint", loadMs: performance.now() - t0 };
       }
     }
     let log = warm ? cached.log : ThreadLog.empty(threadId);
@@ -90,7 +94,13 @@ export class ThreadCache {
     const plan =
       warm && cached.plan.version === version ? cached.plan : await this.stores.plans.get(threadId, version);
     const previous = warm ? cached.previous : undefined;
-    return { log, plan, source: warm ? "warm" : "cold", ...(previous === undefined ? {} : { previous }) };
+    return {
+      log,
+      plan,
+      source: warm ? "warm" : "cold",
+      loadMs: performance.now() - t0,
+      ...(previous === undefined ? {} : { previous }),
+    };
   }
 
   /**

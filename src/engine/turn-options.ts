@@ -9,7 +9,8 @@ import { countToolDefinitions, type ToolDefinition } from "../render/tool-defini
 import { createTokenBudget, type TokenBudget, type TokenBudgetOptions } from "../tokens/token-budget.js";
 import type { Calibration } from "./calibration.js";
 import type { TurnInputs } from "./call-record.js";
-import { type EngineCore, toBudget } from "./engine-core.js";
+import type { EngineCore } from "./engine-core.js";
+import { toBudget } from "./engine-setup.js";
 
 /** A budget for one call: a `TokenBudget`, budget options, or a plain ceiling on the request's tokens. */
 export type BudgetInput = TokenBudget | TokenBudgetOptions | number;

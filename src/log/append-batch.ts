@@ -1,9 +1,9 @@
 import { ValidationError } from "../errors/ledger-error.js";
 import { hashMessageContent } from "./canonical-json.js";
 import { deepFreeze } from "./deep-freeze.js";
+import type { CallRef } from "./groups.js";
 import type { Message, MessageInput, MessageMeta, Part } from "./message.js";
 import { formatIssuePath, messageInputSchema } from "./message-schema.js";
-import type { CallRef } from "./thread-log.js";
 
 /** What batch preparation needs to know of the log being appended to. */
 export interface BatchTarget {

@@ -1,4 +1,3 @@
-import { MessageNotLoadedError } from "../errors/ledger-error.js";
 import { type Group, type GroupSource, groupKindOf } from "./groups.js";
 import type { Message } from "./message.js";
 
@@ -63,6 +62,10 @@ export class GroupIndex {
   readonly #born: number[] = [];
   /** Per group: calls without a result (0 for a group a restored index does not hold). Grows by doubling. */
   #openCalls: Int32Array = new Int32Array(INITIAL_CAPACITY);
+  /** What a restored index does when asked for a group or seq it does not hold (see `restore`). */
+  #miss: (what: string, seq?: number) => never = (what) => {
+    throw new RangeError(`${what} is not in this log`);
+  };
   /** Seqs of messages that are pinned whatever happens: system messages and `meta.pinned`. */
   readonly #pinnedSeqs: number[] = [];
 
@@ -119,10 +122,15 @@ export class GroupIndex {
     return this.#bornBase + lastAtMost(this.#born, length) + 1;
   }
 
+  /** Whether the index knows group `index` (a restored index knows only the groups its checkpoint held). */
+  knows(index: number): boolean {
+    return this.#since[index] !== undefined;
+  }
+
   /** Group `index` as it is in the prefix of length `length`. */
   groupAt(index: number, length: number): Group {
     const since = this.#since[index];
-    if (since === undefined) throw new MessageNotLoadedError(`group ${index}`);
+    if (since === undefined) return this.#miss(`group ${index}`);
     let v = since.length - 1;
     while (v > 0 && since[v]! > length) v--;
     return this.#versions[index]![v]!;
@@ -144,7 +152,7 @@ export class GroupIndex {
   /** The group index of a seq. */
   indexOf(seq: number): number {
     const index = seq < this.length ? this.#indexBySeq[seq]! : -1;
-    if (index < 0) throw new MessageNotLoadedError(`message at seq ${seq}`, {}, seq);
+    if (index < 0) return this.#miss(`message at seq ${seq}`, seq);
     return index;
   }
 
@@ -175,10 +183,11 @@ export class GroupIndex {
   /**
    * An index whose log values start at `state.length`, holding only the given groups: what a projected log
    * (docs/decisions/0009) needs to number groups, find the groups of the messages it holds and extend them as
-   * messages arrive. Asking for a group or seq it does not hold throws `MessageNotLoadedError`.
+   * messages arrive. Asking for a group or seq it does not hold calls `miss` (which never returns).
    */
-  static restore(state: GroupIndexState): GroupIndex {
+  static restore(state: GroupIndexState, miss: (what: string, seq?: number) => never): GroupIndex {
     const index = new GroupIndex();
+    index.#miss = miss;
     index.length = state.length;
     index.#bornBase = state.count;
     index.#pinnedSeqs.push(...state.pinnedSeqs);

@@ -1,5 +1,12 @@
 import type { Message } from "./message.js";
-import type { CallRef } from "./thread-log.js";
+
+/** Where a tool call lives: the assistant message's seq and the part index inside it. */
+export interface CallRef {
+  readonly seq: number;
+  readonly partIndex: number;
+  readonly callId: string;
+  readonly name: string;
+}
 
 /** Kinds of atomic groups: the units compaction may remove or replace without breaking provider rules. */
 export type GroupKind = "system" | "user" | "assistant_text" | "tool_call";

@@ -34,7 +34,7 @@ export interface HistoryStore {
   /** Groups of this history, extended in place as values ask for them. */
   groupIndex?: GroupIndex;
   /**
-   * Set on a projected history (restored from a checkpoint, see `ThreadLog.restore`): below `floor` it holds
+   * Set on a projected history (restored from a checkpoint, see `src/checkpoints/`): below `floor` it holds
    * only some messages, and the ids of the others come from `absentIds` when first needed.
    */
   projection?: Projection;
@@ -42,6 +42,12 @@ export interface HistoryStore {
 
 /** What a projected history knows of the messages it does not hold. */
 export interface Projection {
+  /**
+   * Called when a log value is asked for something the history does not hold (`what`, e.g. "message at seq 12").
+   * It never returns: whoever built the projection stops the operation there and runs it again on more of the
+   * thread.
+   */
+  readonly miss: (what: string, seq?: number) => never;
   /** No log value of the history is shorter (the checkpoint's length). */
   readonly floor: number;
   /** Ids of the messages not held below `floor`, in seq order (decoded when first needed). */

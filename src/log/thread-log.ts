@@ -1,61 +1,46 @@
-import { MessageNotLoadedError, ValidationError } from "../errors/ledger-error.js";
+import { ValidationError } from "../errors/ledger-error.js";
 import { type BatchEntry, prepareBatch, trustedBatch } from "./append-batch.js";
 import { GroupIndex } from "./group-index.js";
-import { computeGroups, type Group, type GroupKind, type GroupsSnapshot } from "./groups.js";
+import { type CallRef, computeGroups, type Group, type GroupsSnapshot } from "./groups.js";
 import {
   absentIdAt,
   absentSeqOf,
   addToHistory,
-  ascendingRuns,
   branchHistory,
   countBelow,
   emptyHistory,
   forEachAbsentSeq,
   type HistoryStore,
 } from "./history-store.js";
+import type { LogView } from "./log-view.js";
 import type { Message, MessageInput } from "./message.js";
 import { type Turn, turnsFromStarts } from "./turns.js";
 
-/** Where a tool call lives: the assistant message's seq and the part index inside it. */
-export interface CallRef {
-  readonly seq: number;
-  readonly partIndex: number;
-  readonly callId: string;
-  readonly name: string;
-}
-
-/** One group a projected log holds, as a checkpoint records it (message ids come from the messages). */
-export interface HeldGroup {
-  readonly index: number;
-  readonly kind: GroupKind;
-  readonly seqs: ReadonlyArray<number>;
-  readonly pending: boolean;
-  /** Calls of the group without a result at the checkpoint's length. */
-  readonly openCalls: number;
-}
+export type { CallRef } from "./groups.js";
 
 /**
- * The log part of a thread checkpoint (docs/decisions/0009): what a projected log needs besides the messages it
- * holds. Plain data, JSON round-trippable; its size grows with what is held, the user turns and nothing else.
+ * Access to a log value's history for the code that builds and reads partial logs (the checkpoint wing,
+ * `src/checkpoints/`). Not part of the public API: everything else reads a log through `LogView`.
  */
-export interface LogCheckpoint {
-  readonly threadId: string;
-  /** The log length it describes. */
-  readonly length: number;
-  /** Hash of the message at `length - 1`, so a reader can check the checkpoint belongs to the stored log. */
-  readonly lastHash: string;
-  /** Seqs whose messages a projection holds, as ascending `[start, end)` pairs (whole groups). */
-  readonly held: ReadonlyArray<number>;
-  readonly pendingCalls: ReadonlyArray<CallRef>;
-  /** Seqs of every user message (turn starts). */
-  readonly userSeqs: ReadonlyArray<number>;
-  /** Per held tool message: its seq, then per part the seq of the call it answers. */
-  readonly pairing: ReadonlyArray<ReadonlyArray<number>>;
-  /** Number of groups at `length`. */
-  readonly groupCount: number;
-  /** Statically pinned seqs (all held). */
-  readonly pinnedSeqs: ReadonlyArray<number>;
-  readonly groups: ReadonlyArray<HeldGroup>;
+export interface HistoryAccess {
+  /** The history `log` reads (shared by every value of it). */
+  history(log: ThreadLog): HistoryStore;
+  /** The history's group index, extended to `log`'s length. */
+  groupIndex(log: ThreadLog): GroupIndex;
+  /** A log value of `length` messages over `history`, with these pending calls. */
+  over(
+    threadId: string,
+    history: HistoryStore,
+    length: number,
+    pending: ReadonlyMap<string, CallRef>,
+  ): ThreadLog;
+}
+
+let access: HistoryAccess | undefined;
+
+/** See `HistoryAccess`. */
+export function historyAccess(): HistoryAccess {
+  return access!;
 }
 
 /**
@@ -68,7 +53,7 @@ export interface LogCheckpoint {
  * ]);
  * log.length; // 1
  */
-export class ThreadLog {
+export class ThreadLog implements LogView {
   readonly threadId: string;
   /** Number of messages; also the seq the next appended message gets. */
   readonly length: number;
@@ -81,6 +66,14 @@ export class ThreadLog {
   #pinned: ReadonlyArray<number> | undefined;
   #view: GroupIndex | GroupsSnapshot | undefined;
   #turns: ReadonlyArray<Turn> | undefined;
+
+  static {
+    access = {
+      history: (log) => log.#store,
+      groupIndex: (log) => log.#groupIndex(),
+      over: (threadId, history, length, pending) => new ThreadLog(threadId, history, length, pending),
+    };
+  }
 
   private constructor(
     threadId: string,
@@ -112,7 +105,7 @@ export class ThreadLog {
     return ThreadLog.empty(threadId).appendTrusted(messages);
   }
 
-  /** All messages in seq order (frozen; computed once per log value). A projected log throws. */
+  /** All messages in seq order (frozen; computed once per log value). A partial log stops the operation. */
   get messages(): ReadonlyArray<Message> {
     const projection = this.#store.projection;
     if (projection !== undefined) this.#notHeld(projection.held[0] === 0 ? (projection.held[1] ?? 0) : 0);
@@ -121,8 +114,8 @@ export class ThreadLog {
   }
 
   /**
-   * The message at a seq, or undefined past the end. A projected log (see `restore`) throws
-   * `MessageNotLoadedError` for a message it does not hold.
+   * The message at a seq, or undefined past the end. A partial log asked for a message it does not hold stops the
+   * operation through its history's `miss` (see `Projection`).
    */
   at(seq: number): Message | undefined {
     if (seq < 0 || seq >= this.length) return undefined;
@@ -134,16 +127,18 @@ export class ThreadLog {
     return seq >= 0 && seq < this.length && this.#store.messages[seq] !== undefined;
   }
 
-  /** True for a log restored from a checkpoint, which holds only some of its messages. */
-  get projected(): boolean {
+  /** True for a log that holds only some of its messages (one restored from a thread checkpoint). */
+  get partial(): boolean {
     return this.#store.projection !== undefined;
   }
 
   #notHeld(seq: number): never {
-    throw new MessageNotLoadedError(`message at seq ${seq}`, { threadId: this.threadId }, seq);
+    const projection = this.#store.projection;
+    if (projection === undefined) throw new RangeError(`seq ${seq} is not in thread ${this.threadId}`);
+    return projection.miss(`message at seq ${seq}`, seq);
   }
 
-  /** The message with an id, or undefined (a projected log throws for a message it does not hold). */
+  /** The message with an id, or undefined. */
   byId(id: string): Message | undefined {
     const seq = this.seqOf(id);
     return seq === undefined ? undefined : this.at(seq);
@@ -153,23 +148,6 @@ export class ThreadLog {
   holdsId(id: string): boolean {
     const seq = this.#store.seqById.get(id);
     return seq !== undefined && seq < this.length;
-  }
-
-  /**
-   * Tells a projected log what its store answered for some ids (`found`, as `LogStore.seqsOf` gives it: the ids
-   * of `asked` it lacks are in no stored message), so that `seqOf` answers those without decoding the ids of
-   * the messages it does not hold (an append checks its new ids that way). Nothing changes for a whole log.
-   */
-  noteStoredIds(asked: Iterable<string>, found: ReadonlyMap<string, number>): void {
-    const projection = this.#store.projection;
-    if (projection === undefined) return;
-    projection.stored ??= new Map();
-    const known = projection.stored;
-    for (const id of asked) {
-      const seq = found.get(id);
-      // Only a seq below the floor can be one not held; one at or past it is held, or past this log value.
-      known.set(id, seq !== undefined && seq < projection.floor ? seq : undefined);
-    }
   }
 
   /** The id of the message at a seq (also for a message a projected log does not hold), or undefined. */
@@ -390,11 +368,6 @@ export class ThreadLog {
     return this.length < this.#groupIndex().brokenAt;
   }
 
-  /** The string keys of the history's memos (see `historyMemo`), for a checkpoint writer that exports them. */
-  historyMemoKeys(): ReadonlyArray<string> {
-    return [...this.#store.memos.keys()].filter((key): key is string => typeof key === "string");
-  }
-
   /** The history's memo under `key`, if one was made. */
   peekHistoryMemo(key: string | object): unknown {
     return this.#store.memos.get(key);
@@ -412,164 +385,6 @@ export class ThreadLog {
       this.#store.memos.set(key, memo);
     }
     return memo;
-  }
-
-  /**
-   * The log part of a checkpoint at this length for a projection holding the given groups (ascending indices)
-   * plus those every projection holds: pinned messages, calls still waiting for results (a later result must
-   * find its call) and the last message (whose hash the checkpoint carries). Undefined when it cannot be made: a projected log that does not hold all of those
-   * groups, or a history where a tool message fused two groups (its groups are recomputed from every message).
-   * The ids of the messages not held are returned beside it, in seq order (listed when first read).
-   */
-  checkpoint(
-    groups: ReadonlyArray<number>,
-  ): { readonly checkpoint: LogCheckpoint; readonly absentIds: ReadonlyArray<string> } | undefined {
-    if (this.length === 0 || !this.stableGroupIndices) return undefined;
-    const log = this;
-    const index = this.#groupIndex();
-    const wanted = new Set(groups);
-    for (const seq of this.pinnedSeqs) wanted.add(index.indexOf(seq));
-    for (const call of this.pendingCalls.values()) wanted.add(index.indexOf(call.seq));
-    // The last message too: its hash is what a reader checks the checkpoint against (and what a projection
-    // writing the next checkpoint must know).
-    wanted.add(index.indexOf(this.length - 1));
-    const heldGroups = [...wanted].sort((a, b) => a - b);
-    // A projected log can checkpoint the groups it holds (a worker that loaded a checkpoint writes the next).
-    if (this.projected && !heldGroups.every((g) => this.#holdsGroup(index, g))) return undefined;
-    const state = index.stateAt(this, heldGroups);
-    const seqs = state.groups.flatMap((g) => g.group.seqs).sort((a, b) => a - b);
-    // Whole groups never share a seq, so the sorted seqs strictly ascend.
-    const held = ascendingRuns(seqs)!;
-    const pairing = seqs
-      .filter((seq) => this.#store.messages[seq]!.role === "tool")
-      .map((seq) => [seq, ...this.callSeqsOfParts(seq)]);
-    const checkpoint: LogCheckpoint = {
-      threadId: this.threadId,
-      length: this.length,
-      lastHash: this.#store.messages[this.length - 1]!.hash,
-      held,
-      pendingCalls: [...this.pendingCalls.values()].map((c) => ({ ...c })),
-      userSeqs: this.#store.userSeqs.slice(0, countBelow(this.#store.userSeqs, this.length)),
-      pairing,
-      groupCount: state.count,
-      pinnedSeqs: [...state.pinnedSeqs],
-      groups: state.groups.map(({ group, openCalls }) => ({
-        index: group.index,
-        kind: group.kind,
-        seqs: [...group.seqs],
-        pending: group.pending,
-        openCalls,
-      })),
-    };
-    let absentIds: string[] | undefined;
-    const length = this.length;
-    return {
-      checkpoint,
-      // Listed when first read: a checkpoint continuing an earlier one's tail lists only some of them, and a
-      // projected log has them only after reading its own checkpoint's tail.
-      get absentIds() {
-        if (absentIds === undefined) {
-          const ids = log.fullIdTable();
-          const list: string[] = [];
-          forEachAbsentSeq(held, length, (seq) => {
-            list.push(ids[seq]!);
-          });
-          absentIds = list;
-        }
-        return absentIds;
-      },
-    };
-  }
-
-  /** Whether every message of group `g` (as it is at this length) is held. */
-  #holdsGroup(index: GroupIndex, g: number): boolean {
-    try {
-      return index.groupAt(g, this.length).seqs.every((seq) => this.#store.messages[seq] !== undefined);
-    } catch (error) {
-      if (error instanceof MessageNotLoadedError) return false;
-      throw error;
-    }
-  }
-
-  /**
-   * A projected log: the value `checkpoint` describes, holding only `messages` (exactly its held seqs, in order,
-   * as a store returned them). Everything derived from the log answers as for the whole log; reading a message
-   * it does not hold throws `MessageNotLoadedError`. `absentIds` gives the ids of the others in seq order and
-   * is called at most once, when an id not held is first looked up. Throws `ValidationError` when the messages
-   * or the checkpoint do not fit together.
-   */
-  static restore(
-    checkpoint: LogCheckpoint,
-    messages: ReadonlyArray<Message>,
-    absentIds: () => ReadonlyArray<string>,
-  ): ThreadLog {
-    const { threadId, length, held } = checkpoint;
-    const where = { threadId, field: "checkpoint" };
-    const store = emptyHistory();
-    // Written in ascending seq order, only where held: for a long history V8 keeps these arrays sparse (a
-    // dictionary), which costs nothing per message not held. Sizing them to the log instead costs ~1 ms per
-    // 100,000 seqs each, and the collector scans them.
-    const all = store.messages as Message[];
-    let i = 0;
-    for (let r = 0; r < held.length; r += 2) {
-      for (let seq = held[r]!; seq < held[r + 1]!; seq++) {
-        const message = messages[i++];
-        if (message?.seq !== seq || seq >= length) {
-          throw new ValidationError(
-            `checkpoint holds seq ${seq} but the message given there is not it`,
-            where,
-          );
-        }
-        all[seq] = message;
-        store.ids[seq] = message.id;
-        store.seqById.set(message.id, seq);
-      }
-    }
-    if (i !== messages.length) {
-      throw new ValidationError(`checkpoint holds ${i} messages but ${messages.length} were given`, where);
-    }
-    // As long as the log, so appends land at the end (a checkpoint holds its last message, so they are).
-    if (all.length < length) {
-      all.length = length;
-      store.ids.length = length;
-    }
-    for (const [seq, ...callSeqs] of checkpoint.pairing) {
-      if (seq === undefined || all[seq]?.role !== "tool") {
-        throw new ValidationError(`checkpoint pairs seq ${seq}, which is not a held tool message`, where);
-      }
-      store.callSeqByPart.set(seq, callSeqs);
-      const answers = [...new Set(callSeqs)].sort((a, b) => a - b);
-      store.answers.set(seq, answers);
-      for (const callSeq of answers)
-        store.answeredBy.set(callSeq, [...(store.answeredBy.get(callSeq) ?? []), seq]);
-    }
-    store.userSeqs.push(...checkpoint.userSeqs);
-    store.groupIndex = GroupIndex.restore({
-      length,
-      count: checkpoint.groupCount,
-      pinnedSeqs: checkpoint.pinnedSeqs,
-      groups: checkpoint.groups.map((g) => ({
-        group: Object.freeze({
-          index: g.index,
-          kind: g.kind,
-          seqs: Object.freeze([...g.seqs]),
-          messageIds: Object.freeze(g.seqs.map((seq) => heldAt(all, seq, where).id)),
-          pending: g.pending,
-        }),
-        openCalls: g.openCalls,
-      })),
-    });
-    let decoded: ReadonlyArray<string> | undefined;
-    store.projection = {
-      floor: length,
-      held,
-      absentIds: () => {
-        decoded ??= absentIds();
-        return decoded;
-      },
-    };
-    const pending = new Map(checkpoint.pendingCalls.map((c) => [c.callId, Object.freeze({ ...c })]));
-    return new ThreadLog(threadId, store, length, pending);
   }
 
   /** Returns a new log with the messages appended, or throws `ValidationError` and appends nothing. */
@@ -599,12 +414,4 @@ export class ThreadLog {
     for (const entry of batch.entries) addToHistory(store, entry);
     return new ThreadLog(this.threadId, store, this.length + batch.entries.length, batch.pending);
   }
-}
-
-function heldAt(messages: ReadonlyArray<Message | undefined>, seq: number, where: object): Message {
-  const message = messages[seq];
-  if (message === undefined) {
-    throw new ValidationError(`checkpoint names seq ${seq} in a held group but does not hold it`, where);
-  }
-  return message;
 }

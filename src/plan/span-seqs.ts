@@ -52,7 +52,7 @@ export function spanOfRuns(log: ThreadLog, runs: ReadonlyArray<number>): string[
   // A span lists every id, held or not: a projected log fills in the ids it does not hold (once, from its
   // checkpoint's tail) when the runs reach one of them. The table keeps its identity either way.
   let table = log.idTable() as ReadonlyArray<string>;
-  if (log.projected && !allPresent(table, runs)) table = log.fullIdTable() as ReadonlyArray<string>;
+  if (log.partial && !allPresent(table, runs)) table = log.fullIdTable() as ReadonlyArray<string>;
   let span: string[] = [];
   const batch: string[][] = [];
   for (let r = 0; r < runs.length; r += 2) {

@@ -10,13 +10,7 @@ import { formatSize, pointerText } from "../render/placeholders.js";
 import { type ArtifactStore, mayRead } from "../stores/artifact-store.js";
 import { compactable, groupTokens, untouched } from "./group-accounting.js";
 import { parseOptions } from "./options.js";
-import {
-  type Proposal,
-  rethrowNotLoaded,
-  type Strategy,
-  type StrategyContext,
-  type StrategyNote,
-} from "./strategy.js";
+import type { Proposal, Strategy, StrategyContext, StrategyNote } from "./strategy.js";
 import { triggerFires, type WindowTrigger, windowTriggerSchema } from "./window-trigger.js";
 
 /** JSON-shaped options of {@link createExternalization} (the store is passed beside them, see its options type). */
@@ -208,7 +202,6 @@ async function externalize(
     const reason = `${group.messageIds.length} message(s) (${formatSize(meta.sizeChars)}) moved to artifact ${meta.artifactId}`;
     return { action: { kind: "externalize", span: group.messageIds, record, strategy: s.name, reason } };
   } catch (cause) {
-    rethrowNotLoaded(cause);
     const detail = cause instanceof Error ? cause.message : String(cause);
     const message = `could not store group ${group.messageIds[0]} (${formatSize(content.length)}): ${detail}; it stays in the request`;
     return { note: { level: "error", code: "artifact_store_failed", message, cause } };

@@ -284,7 +284,6 @@ function cutCore(ctx: StrategyContext, name: string): PlanAction[] | undefined {
   const { log, counter, target } = ctx;
   const resolution = resolveForLog(ctx.plan, log);
   const oversized = [...untouchableSeqs(log, ctx.taskSeq ?? -1)]
-    // A message a restored log does not hold throws MessageNotLoadedError here: the engine reloads and retries.
     .filter((seq) => decisionAt(resolution, seq) === undefined)
     .map((seq) => ({ message: log.at(seq)!, tokens: counter.countMessage(log.at(seq)!) }))
     .filter((m) => m.tokens > CORE_SHARE * target)

@@ -1,4 +1,4 @@
-import { BudgetInfeasibleError, type LedgerError, MessageNotLoadedError } from "../errors/ledger-error.js";
+import { BudgetInfeasibleError, type LedgerError } from "../errors/ledger-error.js";
 import { type CompactionPlan, nextPlan, type PlanAction } from "../plan/compaction-plan.js";
 import { validatePlan } from "../plan/validate-plan.js";
 import { renderPrompt } from "../render/render-prompt.js";
@@ -9,7 +9,7 @@ import { asLedgerError, failure, finish, providerProblems } from "./pipeline-out
 import type { StepOutcome, StepReport } from "./pipeline-report.js";
 import type { Run, RunSettings } from "./pipeline-run-state.js";
 import { taskSeqOf, untouchableSeqs } from "./protected-core.js";
-import { type Proposal, rethrowNotLoaded, type StrategyContext, type StrategyNote } from "./strategy.js";
+import type { Proposal, StrategyContext, StrategyNote } from "./strategy.js";
 
 function historyTokens(input: PipelineInput, settings: RunSettings, plan: CompactionPlan): number {
   return historyPrompt(input, settings, plan).tokenCount;
@@ -37,20 +37,32 @@ function contextFor(run: Run): StrategyContext {
     minGain: run.minGain,
     contextWindow: input.budget.contextWindow,
     taskSeq: taskSeqOf(input.log, settings.task, input.plan),
-    ...(input.signal === undefined ? {} : { signal: input.signal }),
+    ...signalOf(input),
     measure: (plan) => historyTokens(input, settings, plan),
   };
 }
 
+/** What strategies see as `signal`: the caller's, and `abandon` (either aborts the run's long work). */
+function signalOf(input: PipelineInput): { readonly signal?: AbortSignal } {
+  const { signal, abandon } = input;
+  if (abandon === undefined) return signal === undefined ? {} : { signal };
+  return { signal: signal === undefined ? abandon : AbortSignal.any([signal, abandon]) };
+}
+
+/** Whether whoever handed out the run's log abandoned the run (see `PipelineInput.abandon`). */
+function abandoned(run: Run): boolean {
+  return run.input.abandon?.aborted === true;
+}
+
 /**
- * One run of the pipeline (see `createPipeline`). Never throws: failures come back as data. A run that needed a
- * message its (checkpoint-restored) log does not hold leaves no trace in the pipeline's failure counters: the
- * engine runs the same turn again on the whole log, and that run must see the counters as they were.
+ * One run of the pipeline (see `createPipeline`). Never throws: failures come back as data. An abandoned run
+ * (`PipelineInput.abandon`) leaves no trace in the pipeline's failure counters: its caller runs the same turn
+ * again on more of the thread, and that run must see the counters as they were.
  */
 export async function runPipeline(input: PipelineInput, settings: RunSettings): Promise<PipelineResult> {
   const counters = [...settings.failures].map(([key, state]) => [key, { ...state }] as const);
   const result = await runOnce(input, settings);
-  if (!result.ok && result.error instanceof MessageNotLoadedError) {
+  if (input.abandon?.aborted === true) {
     settings.failures.clear();
     for (const [key, state] of counters) settings.failures.set(key, state);
   }
@@ -70,14 +82,18 @@ async function runOnce(input: PipelineInput, settings: RunSettings): Promise<Pip
   const run = newRun(input, settings, target, before.tokenCount, started);
   run.prompt = before;
   try {
-    for (const strategy of settings.strategies) await step(run, strategy);
+    for (const strategy of settings.strategies) {
+      await step(run, strategy);
+      if (abandoned(run)) return failure(run, asLedgerError(input.abandon!.reason));
+    }
     if (settings.fallback !== undefined && run.tokens > target) {
       const error = await step(run, settings.fallback);
+      if (abandoned(run)) return failure(run, asLedgerError(input.abandon!.reason));
       if (error !== undefined) return failure(run, error);
     }
   } catch (error) {
-    // Only a projected log's missing message gets here (`ask` turns every other error into a failed step).
-    if (error instanceof MessageNotLoadedError) return failure(run, error);
+    // Measuring between steps reads the log too: a partial one stops the run there.
+    if (abandoned(run)) return failure(run, asLedgerError(input.abandon!.reason));
     throw error;
   }
   return finish(run);
@@ -151,11 +167,10 @@ async function ask(
       last = { proposal, attempts: attempt };
       if (!failed) return last;
     } catch (error) {
-      rethrowNotLoaded(error);
       last = { error, attempts: attempt };
       if (error instanceof BudgetInfeasibleError) return last;
     }
-    if (run.input.signal?.aborted === true) break;
+    if (run.input.signal?.aborted === true || abandoned(run)) break;
   }
   return last;
 }

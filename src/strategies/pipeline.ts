@@ -57,6 +57,11 @@ export interface PipelineInput {
   /** The previous request of this thread, for the unchanged-leading-tokens figure. */
   readonly previous?: RenderedPrompt;
   readonly signal?: AbortSignal;
+  /**
+   * Aborted by whoever handed out `log` when the run read past what it holds (a partial log, see `LogView`): the
+   * run's result will not count, so it stops at its next step and leaves no trace in the failure counters.
+   */
+  readonly abandon?: AbortSignal;
 }
 
 /** A run that produced a request which fits and is valid; `plan` is the input plan (`toBe`) when unchanged. */

@@ -1,4 +1,3 @@
-import { MessageNotLoadedError } from "../errors/ledger-error.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { ActionKind, CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
@@ -82,8 +81,8 @@ export interface Strategy {
   propose(context: StrategyContext): Proposal | Promise<Proposal>;
   /**
    * How the memo this strategy keeps in the log's history travels in a thread checkpoint, so it runs on a
-   * stateless worker without reading the whole thread. Optional: without one the strategy still works there, the
-   * engine then loads the thread in full when it reads a message the checkpoint did not hold.
+   * stateless worker without reading the whole thread. Optional: without one the strategy still works there (a
+   * worker that loaded a partial log runs the turn again on the whole log when the strategy reads past it).
    */
   readonly memo?: StrategyMemo;
 }
@@ -99,13 +98,4 @@ export const NO_PROPOSAL: Proposal = Object.freeze({ actions: Object.freeze([]) 
 /** A proposal with nothing to do and one note saying why (shown in pipeline reports). */
 export function nothingToDo(message: string): Proposal {
   return { actions: [], notes: [{ level: "info", code: "nothing_to_do", message }] };
-}
-
-/**
- * Rethrows what a strategy's catch-all must not take as its own failure: a message that a checkpoint-restored
- * log does not hold (`MessageNotLoadedError`) ends the whole run, and the engine runs the turn again on more of
- * the log. Call it first in a `catch` that turns errors into notes.
- */
-export function rethrowNotLoaded(error: unknown): void {
-  if (error instanceof MessageNotLoadedError) throw error;
 }

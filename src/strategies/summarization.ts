@@ -12,13 +12,7 @@ import { textTokenCounter } from "../render/text-excerpt.js";
 import { type SummaryCache, summaryCacheKey } from "../stores/summary-cache.js";
 import { renderedGroupTokens } from "./group-accounting.js";
 import { parseOptions } from "./options.js";
-import {
-  type Proposal,
-  rethrowNotLoaded,
-  type Strategy,
-  type StrategyContext,
-  type StrategyNote,
-} from "./strategy.js";
+import type { Proposal, Strategy, StrategyContext, StrategyNote } from "./strategy.js";
 import type { Summarizer, SummaryResult } from "./summarizer.js";
 import { absorbable, type StackedSummary, summaryMemo } from "./summary-span.js";
 
@@ -361,7 +355,6 @@ async function propose(ctx: StrategyContext, settings: Settings): Promise<Propos
   try {
     result = await summarizeSpan(ctx, settings, { fresh, previous, spanHash, maxTokens, visible });
   } catch (error) {
-    rethrowNotLoaded(error);
     return { actions: [], notes: [failureNote(error)] };
   }
   const placed =

@@ -3,7 +3,8 @@
  * random turns (a provider format and a budget as a share of the thread's full rendered size).
  */
 import fc from "fast-check";
-import { type ContextEngine, createContextEngine } from "../../src/engine/context-engine.js";
+import { createContextEngine } from "../../src/context-engine.js";
+import type { ContextEngine } from "../../src/engine/context-engine.js";
 import type { EngineListener } from "../../src/engine/engine-events.js";
 import type { ProviderFormat } from "../../src/render/provider-rules.js";
 import type { Stores } from "../../src/stores/stores.js";

@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { MessageInput } from "../log/message.js";
 import { ThreadLog } from "../log/thread-log.js";
-import { emptyPlan, extendPlan, type PlanAction } from "./compaction-plan.js";
-import { firstSpanId, planCheckpoint, restorePlan } from "./plan-checkpoint.js";
-import { parsePlan, serializePlan } from "./plan-schema.js";
-import { resolveForLog } from "./resolve-for-log.js";
+import { emptyPlan, extendPlan, type PlanAction } from "../plan/compaction-plan.js";
+import { firstSpanId } from "../plan/first-span-id.js";
+import { parsePlan, serializePlan } from "../plan/plan-schema.js";
+import { resolveForLog } from "../plan/resolve-for-log.js";
+import { checkpointLog, restoreLog } from "./log-checkpoint.js";
+import { planCheckpoint, restorePlan } from "./plan-checkpoint.js";
 
 const text = (t: string) => ({ type: "text" as const, text: t });
 
@@ -68,8 +70,11 @@ describe("plan checkpoints", () => {
     expect(made.plan.actions[2]).toMatchObject({
       record: { excerpts: actions[2]!.record.kind === "clear" ? actions[2]!.record.excerpts : [] },
     });
-    const checked = log.checkpoint(Array.from({ length: log.groupCount }, (_, g) => g))!;
-    const at = ThreadLog.restore(checked.checkpoint, log.messages, () => checked.absentIds);
+    const checked = checkpointLog(
+      log,
+      Array.from({ length: log.groupCount }, (_, g) => g),
+    )!;
+    const at = restoreLog(checked.checkpoint, log.messages, () => checked.absentIds);
     let decoded = 0;
     const lazy = JSON.parse(JSON.stringify({ retired: made.retired, deferred: made.deferred }));
     const restored = restorePlan(
@@ -100,8 +105,11 @@ describe("plan checkpoints", () => {
 
   it("keeps a restored plan's seeded resolution while descendants are resolved (a flat one needs the tail)", () => {
     const made = planCheckpoint(plan, log)!;
-    const checked = log.checkpoint(Array.from({ length: log.groupCount }, (_, g) => g))!;
-    const at = ThreadLog.restore(checked.checkpoint, log.messages, () => checked.absentIds);
+    const checked = checkpointLog(
+      log,
+      Array.from({ length: log.groupCount }, (_, g) => g),
+    )!;
+    const at = restoreLog(checked.checkpoint, log.messages, () => checked.absentIds);
     const noTail = () => {
       throw new Error("the tail was read");
     };

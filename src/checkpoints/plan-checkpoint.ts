@@ -5,13 +5,15 @@
  * as the stored version (its spans are materialized from the log's ids when first read); its resolution and
  * validity are seeded so that a turn only resolves and validates what it adds.
  */
-import { CheckpointUnfitError } from "../errors/ledger-error.js";
+import { CheckpointUnfitError, type ErrorLocation } from "../errors/ledger-error.js";
 import { deepFreeze } from "../log/deep-freeze.js";
 import type { ThreadLog } from "../log/thread-log.js";
-import type { ActionKind, ActionRecord, CompactionPlan, PlanAction } from "./compaction-plan.js";
-import { resolveForLog, seedResolution } from "./resolve-for-log.js";
-import { runsOfSpan, spanOfRuns } from "./span-seqs.js";
-import { trustValid, validatePlan } from "./validate-plan.js";
+import type { ActionKind, ActionRecord, CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
+import { setFirstSpanId } from "../plan/first-span-id.js";
+import { resolveForLog, seedResolution } from "../plan/resolve-for-log.js";
+import { runsOfSpan, spanOfRuns } from "../plan/span-seqs.js";
+import { trustValid, validatePlan } from "../plan/validate-plan.js";
+import { reportMiss } from "./checkpoint-misses.js";
 
 /** Marks a value kept out of the header (`DeferredField` number `$deferred`). */
 export interface DeferredMarker {
@@ -227,8 +229,7 @@ function restoredRecord(
       get: () => {
         if (cached === undefined) {
           const entry = deferred()[marker];
-          if (entry?.field !== field)
-            throw new CheckpointUnfitError(`deferred field ${field} missing`, where);
+          if (entry?.field !== field) throw unfit(`deferred field ${field} missing`, where);
           cached = deepFreeze(entry.value);
         }
         return cached;
@@ -236,15 +237,6 @@ function restoredRecord(
     });
   }
   return Object.freeze(out) as ActionRecord;
-}
-
-// The first id of each restored action, so audit records name a span without materializing it.
-const firstIds = new WeakMap<PlanAction, () => string | undefined>();
-
-/** The first id of an action's span (without materializing a restored span). */
-export function firstSpanId(action: PlanAction): string | undefined {
-  const first = firstIds.get(action);
-  return first === undefined ? action.span[0] : first();
 }
 
 /**
@@ -262,10 +254,7 @@ export function restorePlan(
 ): CompactionPlan {
   const where = (field: string) => ({ threadId, field: `checkpoint.plan.${field}` });
   if (checkpoint.basedOnSeq > log.length) {
-    throw new CheckpointUnfitError(
-      `plan is based on seq ${checkpoint.basedOnSeq} past the log`,
-      where("basedOnSeq"),
-    );
+    throw unfit(`plan is based on seq ${checkpoint.basedOnSeq} past the log`, where("basedOnSeq"));
   }
   const limit = Math.min(checkpoint.basedOnSeq, log.length);
   let decoded: ReadonlyArray<ActionCheckpoint> | undefined;
@@ -275,8 +264,7 @@ export function restorePlan(
     const entry = (): ActionCheckpoint => {
       decoded ??= retired();
       const found = decoded[a.retired];
-      if (found?.kind !== a.kind)
-        throw new CheckpointUnfitError("retired action missing or of another kind", at);
+      if (found?.kind !== a.kind) throw unfit("retired action missing or of another kind", at);
       return found;
     };
     return restoredAction(log, entry, a.kind, limit, at, false, deferred);
@@ -291,17 +279,13 @@ export function restorePlan(
   const governed = new Int32Array(actions.length);
   const runs = checkpoint.governedRuns;
   let floor = 0;
-  if (runs.length % 3 !== 0)
-    throw new CheckpointUnfitError("governed runs must be triples", where("governedRuns"));
+  if (runs.length % 3 !== 0) throw unfit("governed runs must be triples", where("governedRuns"));
   for (let r = 0; r < runs.length; r += 3) {
     const start = runs[r]!;
     const end = runs[r + 1]!;
     const index = runs[r + 2]!;
     if (!(start >= floor && end > start && end <= limit && index >= 0 && index < actions.length)) {
-      throw new CheckpointUnfitError(
-        `governed run ${r / 3} is out of order or out of range`,
-        where("governedRuns"),
-      );
+      throw unfit(`governed run ${r / 3} is out of order or out of range`, where("governedRuns"));
     }
     actionAt.fill(index, start, end);
     governed[index]! += end - start;
@@ -331,8 +315,7 @@ function restoredAction(
     if (checked === undefined) {
       const a = entry();
       if (Array.isArray(a.runs)) checkRuns(a.runs, limit, where);
-      if (a.record?.kind !== kind)
-        throw new CheckpointUnfitError("record does not match the action's kind", where);
+      if (a.record?.kind !== kind) throw unfit("record does not match the action's kind", where);
       checked = { ...a, record: restoredRecord(a.record, deferred, where) };
     }
     return checked;
@@ -343,7 +326,7 @@ function restoredAction(
     const marker = (runs as DeferredMarker)[DEFERRED_KEY];
     const found = deferred()[marker];
     if (found?.field !== RUNS_FIELD || !Array.isArray(found.value)) {
-      throw new CheckpointUnfitError("deferred runs missing", where);
+      throw unfit("deferred runs missing", where);
     }
     checkRuns(found.value as ReadonlyArray<number>, limit, where);
     return found.value as ReadonlyArray<number>;
@@ -365,7 +348,7 @@ function restoredAction(
     reason: { enumerable: true, get: () => fields().reason },
   });
   Object.freeze(action);
-  firstIds.set(action, () => fields().first ?? undefined);
+  setFirstSpanId(action, () => fields().first ?? undefined);
   if (eager) fields();
   return action;
 }
@@ -378,9 +361,14 @@ function checkRuns(runs: ReadonlyArray<number>, limit: number, where: object): v
     if (
       !(Number.isInteger(start) && Number.isInteger(end) && start >= floor && end > start && end <= limit)
     ) {
-      throw new CheckpointUnfitError(`run ${r / 2} is out of order or outside the plan's seqs`, where);
+      throw unfit(`run ${r / 2} is out of order or outside the plan's seqs`, where);
     }
     floor = end;
   }
-  if (runs.length % 2 !== 0) throw new CheckpointUnfitError("runs must come in [start, end) pairs", where);
+  if (runs.length % 2 !== 0) throw unfit("runs must come in [start, end) pairs", where);
+}
+
+/** Reports a part of a checkpoint that does not fit (the operation reading it runs again on the whole log). */
+function unfit(problem: string, where: ErrorLocation): never {
+  return reportMiss(new CheckpointUnfitError(problem, where));
 }

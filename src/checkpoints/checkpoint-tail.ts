@@ -14,8 +14,9 @@
 import { z } from "zod";
 import { CheckpointUnfitError, MessageNotLoadedError } from "../errors/ledger-error.js";
 import { forEachAbsentSeq, inRuns } from "../log/history-store.js";
-import type { ActionCheckpoint, DeferredField } from "../plan/plan-checkpoint.js";
 import type { CheckpointStore, ThreadCheckpoint } from "../stores/checkpoint-store.js";
+import { reportMiss } from "./checkpoint-misses.js";
+import type { ActionCheckpoint, DeferredField } from "./plan-checkpoint.js";
 
 // Seq and id lists may hold tens of thousands of entries: one loop checks them (a schema per element costs ~10×).
 export const seqList = z.custom<number[]>(
@@ -63,21 +64,6 @@ export function newlyAbsent(
     else runs.push(seq, seq + 1);
   });
   return runs;
-}
-
-/**
- * Runs `attempt`; when it throws a `MessageNotLoadedError` whose `fetch` can read a restored checkpoint's tail,
- * reads the tail and runs `attempt` once more (an attempt must throw before it has done anything half). Any
- * other error, and a second miss, propagate.
- */
-export async function withTailRead<T>(attempt: () => T | Promise<T>): Promise<T> {
-  try {
-    return await attempt();
-  } catch (error) {
-    if (!(error instanceof MessageNotLoadedError) || error.fetch === undefined) throw error;
-    await error.fetch();
-    return attempt();
-  }
 }
 
 /** The retired actions and deferred fields of a whole tail, in the order their indices count. */
@@ -169,11 +155,13 @@ export class CheckpointTail {
   #chunkLines(): ReadonlyArray<string> {
     if (this.#lines === undefined) {
       const fetch = this.#gone ? undefined : () => this.load();
-      throw new MessageNotLoadedError(
-        "the checkpoint's tail (ids of messages not held, retired actions, long fields)",
-        { threadId: this.key.threadId },
-        undefined,
-        fetch,
+      return reportMiss(
+        new MessageNotLoadedError(
+          "the checkpoint's tail (ids of messages not held, retired actions, long fields)",
+          { threadId: this.key.threadId },
+          undefined,
+          fetch,
+        ),
       );
     }
     if (this.#lines.length % 2 !== 0) throw this.#unfit(`it has ${this.#lines.length} lines, not pairs`);
@@ -188,10 +176,12 @@ export class CheckpointTail {
     }
   }
 
-  #unfit(problem: string): CheckpointUnfitError {
-    return new CheckpointUnfitError(`its tail does not fit: ${problem}`, {
-      threadId: this.key.threadId,
-      field: "checkpoint.tail",
-    });
+  #unfit(problem: string): never {
+    return reportMiss(
+      new CheckpointUnfitError(`its tail does not fit: ${problem}`, {
+        threadId: this.key.threadId,
+        field: "checkpoint.tail",
+      }),
+    );
   }
 }

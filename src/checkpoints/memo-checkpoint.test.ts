@@ -6,10 +6,10 @@ import type { MessageInput } from "../log/message.js";
 import { ThreadLog } from "../log/thread-log.js";
 import { emptyPlan } from "../plan/compaction-plan.js";
 import { resolveForLog } from "../plan/resolve-for-log.js";
+import { createSummarization } from "../strategies/summarization.js";
+import { createExtractiveSummarizer } from "../strategies/summarizers/extractive-summarizer.js";
+import { absorbable, SUMMARY_PREFIX, summaryMemo } from "../strategies/summary-span.js";
 import { exportMemos, type MemoCheckpoint, primeMemos, restoreMemos } from "./memo-checkpoint.js";
-import { createSummarization } from "./summarization.js";
-import { createExtractiveSummarizer } from "./summarizers/extractive-summarizer.js";
-import { absorbable, SUMMARY_PREFIX, summaryMemo } from "./summary-span.js";
 
 function rounds(from: number, n: number): MessageInput[] {
   const out: MessageInput[] = [];

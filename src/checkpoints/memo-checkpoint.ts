@@ -12,8 +12,9 @@ import { ValidationError } from "../errors/ledger-error.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import type { SeqResolution } from "../plan/resolve-for-log.js";
-import type { SweepState } from "./group-sweep.js";
-import { counts, isCount, record, type StrategyMemo } from "./strategy-memo.js";
+import type { SweepState } from "../strategies/group-sweep.js";
+import { counts, isCount, record, type StrategyMemo } from "../strategies/strategy-memo.js";
+import { historyMemoKeys } from "./log-checkpoint.js";
 
 /** One memo as a checkpoint carries it: its history-memo key and its state (JSON). */
 export interface MemoCheckpoint {
@@ -41,7 +42,7 @@ export function primeMemos(
   kinds: ReadonlyArray<StrategyMemo>,
 ): ReadonlyArray<string> {
   const keys: string[] = [];
-  for (const key of log.historyMemoKeys()) {
+  for (const key of historyMemoKeys(log)) {
     if (kindOf(kinds, key)?.prime(log, resolution, key) === true) keys.push(key);
   }
   return keys;

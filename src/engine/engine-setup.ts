@@ -1,0 +1,159 @@
+import { randomUUID } from "node:crypto";
+import { ValidationError } from "../errors/ledger-error.js";
+import { DEFAULT_PIPELINE_CONFIG } from "../strategies/default-pipeline.js";
+import { createPipeline, type Pipeline } from "../strategies/pipeline.js";
+import {
+  type PipelineConfig,
+  type PipelineDependencies,
+  pipelineFromConfig,
+} from "../strategies/pipeline-config.js";
+import { memosOf } from "../strategies/strategy-memo.js";
+import { createTokenizer } from "../tokens/create-tokenizer.js";
+import { createMessageCounter } from "../tokens/message-counter.js";
+import { lookupModel } from "../tokens/model-table.js";
+import { createTokenBudget, type TokenBudget, type TokenBudgetOptions } from "../tokens/token-budget.js";
+import { BackgroundRuns } from "./background-queue.js";
+import { CalibrationCache } from "./calibration.js";
+import { reportError } from "./compaction-steps.js";
+import { type EngineCore, ThreadLocks } from "./engine-core.js";
+import { createEventSink } from "./engine-events.js";
+import { type ContextEngineOptions, type EngineSettings, parseEngineOptions } from "./engine-options.js";
+import { createStoredCounter } from "./stored-counter.js";
+import { ThreadCache } from "./thread-cache.js";
+import { cachedLoader, type LoaderFactory } from "./thread-loader.js";
+
+interface Pipelines {
+  readonly full: Pipeline;
+  readonly inline: Pipeline;
+  readonly budget?: TokenBudget;
+  /** True when the engine built the pipeline and its summarizer runs in process (no model call). */
+  readonly localSummaries: boolean;
+}
+
+function isPipeline(value: unknown): value is Pipeline {
+  return typeof (value as Pipeline | undefined)?.run === "function";
+}
+
+/** A pipeline with only the free strategies of `full`, for turns that leave model strategies to the background. */
+function freeOnly(full: Pipeline): Pipeline {
+  if (!full.strategies.some((s) => s.cost === "model")) return full;
+  return createPipeline({
+    strategies: full.strategies.filter((s) => s.cost === "free"),
+    pendingCalls: full.pendingCalls,
+  });
+}
+
+function buildPipelines(options: ContextEngineOptions, settings: EngineSettings): Pipelines {
+  if (isPipeline(options.pipeline)) {
+    const mode = options.pipeline.pendingCalls;
+    if (settings.pendingCalls !== undefined && settings.pendingCalls !== mode) {
+      throw new ValidationError(
+        `option pendingCalls is ${JSON.stringify(settings.pendingCalls)} but the given pipeline renders pending calls as ${JSON.stringify(mode)}: the request and its replay must render them the same way`,
+        { field: "pendingCalls" },
+      );
+    }
+    const inline = options.inlinePipeline ?? freeOnly(options.pipeline);
+    if (inline.pendingCalls !== mode) {
+      throw new ValidationError("inlinePipeline must render pending calls like pipeline", {
+        field: "inlinePipeline",
+      });
+    }
+    return { full: options.pipeline, inline, localSummaries: false };
+  }
+  const deps: PipelineDependencies = {
+    summaryCache: options.stores.summaries,
+    artifacts: options.stores.artifacts,
+    tenant: settings.tenant,
+    ...(options.summarizer === undefined ? {} : { summarizer: options.summarizer }),
+  };
+  // The engine's pendingCalls option wins over the config's: the pipeline renders the request with it, and
+  // replay and render must use the very same mode.
+  const base = options.pipeline ?? DEFAULT_PIPELINE_CONFIG;
+  const config =
+    settings.pendingCalls === undefined ? base : { ...base, pendingCalls: settings.pendingCalls };
+  const configured = pipelineFromConfig(config, deps);
+  const summarizer = options.summarizer;
+  const kind = configured.config.summarizer?.kind ?? "extractive";
+  const full = configured.pipeline;
+  const free = (config: PipelineConfig): PipelineConfig => ({
+    ...config,
+    strategies: config.strategies.filter((_, i) => full.strategies[i]?.cost !== "model"),
+  });
+  const inline =
+    options.inlinePipeline ??
+    (full.strategies.some((s) => s.cost === "model")
+      ? pipelineFromConfig(free(configured.config), deps).pipeline
+      : full);
+  return {
+    full,
+    inline,
+    localSummaries: summarizer === undefined ? kind === "extractive" : summarizer.local === true,
+    ...(configured.budget === undefined ? {} : { budget: configured.budget }),
+  };
+}
+
+/** Builds a budget from a `TokenBudget` or budget options (a budget passes its own schema unchanged). */
+export function toBudget(value: TokenBudget | TokenBudgetOptions): TokenBudget {
+  return createTokenBudget(value as TokenBudgetOptions);
+}
+
+/** Validates the options and wires the shared parts of an engine. */
+export function createEngineCore(
+  options: ContextEngineOptions,
+  makeLoader: LoaderFactory = cachedLoader,
+): EngineCore {
+  const settings = parseEngineOptions(options);
+  const pipelines = buildPipelines(options, settings);
+  const budgetSource = options.budget ?? pipelines.budget;
+  if (budgetSource === undefined) {
+    throw new ValidationError("the engine needs a budget (option budget, or one in the pipeline config)", {
+      field: "budget",
+    });
+  }
+  const budget = toBudget(budgetSource);
+  const mode = settings.summarization ?? (pipelines.localSummaries ? "inline" : "background");
+  const model =
+    budget.model !== undefined && lookupModel(budget.model) !== undefined ? budget.model : undefined;
+  const inner =
+    options.counter ??
+    createMessageCounter(
+      options.tokenizer ?? createTokenizer(model === undefined ? {} : { model }),
+      settings.overhead ??
+        (model !== undefined && lookupModel(model)?.provider === "anthropic" ? "anthropic" : "openai"),
+    );
+  const counter = createStoredCounter(inner);
+  const now = options.now ?? Date.now;
+  const listeners =
+    options.events === undefined
+      ? []
+      : typeof options.events === "function"
+        ? [options.events]
+        : options.events;
+  // What a thread checkpoint carries of the strategies' memos, as the strategies declare it.
+  const memos = memosOf([...pipelines.full.strategies, ...pipelines.inline.strategies]);
+  const cache = new ThreadCache(options.stores, counter, settings.cacheThreads);
+  const core: EngineCore = {
+    stores: options.stores,
+    settings,
+    counter,
+    budget,
+    inline: mode === "inline" ? pipelines.full : pipelines.inline,
+    full: pipelines.full,
+    background: mode === "background" && pipelines.inline !== pipelines.full,
+    pendingCalls: pipelines.full.pendingCalls,
+    events: createEventSink(listeners, now),
+    loader: makeLoader({
+      stores: options.stores,
+      counter,
+      cache,
+      memos,
+      onError: (threadId, error) => reportError(core, "checkpoint", threadId, error),
+    }),
+    calibration: new CalibrationCache(options.stores.calls, settings.calibration, now),
+    locks: new ThreadLocks(),
+    jobs: new BackgroundRuns(),
+    now,
+    newCallId: options.newCallId ?? (() => randomUUID()),
+  };
+  return core;
+}
