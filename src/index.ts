@@ -51,6 +51,7 @@ export {
   parseTranscriptLines,
   readTranscriptFile,
 } from "./log/import-jsonl.js";
+export type { LogView } from "./log/log-view.js";
 export type {
   Durability,
   MediaPart,

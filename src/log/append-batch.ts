@@ -5,6 +5,17 @@ import type { CallRef } from "./groups.js";
 import type { Message, MessageInput, MessageMeta, Part } from "./message.js";
 import { formatIssuePath, messageInputSchema } from "./message-schema.js";
 
+// Messages this module built from validated input (frozen, so they cannot have changed since).
+const checked = new WeakSet<Message>();
+
+/**
+ * Whether `message` is one a log built from input it validated (`ThreadLog.append`), so that a store appending it
+ * need not check it again: a message is validated once on its way in.
+ */
+export function validatedOnAppend(message: unknown): message is Message {
+  return typeof message === "object" && message !== null && checked.has(message as Message);
+}
+
 /** What batch preparation needs to know of the log being appended to. */
 export interface BatchTarget {
   readonly threadId: string;
@@ -88,6 +99,7 @@ export function prepareBatch(
       meta: cloneMeta(input.meta),
       hash: hashMessageContent(input.role, parts),
     });
+    checked.add(message);
     entries.push({ message, answers, callSeqByPart });
   });
   return { entries, pending };

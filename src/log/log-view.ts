@@ -65,6 +65,10 @@ export interface LogView {
   readonly lastUserSeq: number;
   /** True while group i is the same group in every longer value of the history (facts about it can be kept). */
   readonly stableGroupIndices: boolean;
+  /** True when this view is `other` followed by zero or more appended messages (same thread, same history). */
+  extends(other: LogView): boolean;
+  /** Whether this view and `other` hold the same first `length` messages (both at least that long). */
+  sharesPrefix(other: LogView, length: number): boolean;
   /** The history's memo under `key`, if one was made (see `historyMemo`). */
   peekHistoryMemo(key: string | object): unknown;
   /**

@@ -55,9 +55,7 @@ export function historyAccess(): HistoryAccess {
  */
 export class ThreadLog implements LogView {
   readonly threadId: string;
-  /** Number of messages; also the seq the next appended message gets. */
   readonly length: number;
-  /** Calls without a result yet, by call id (an id is never reused while its call is pending). */
   readonly pendingCalls: ReadonlyMap<string, CallRef>;
   readonly #store: HistoryStore;
   #messages: ReadonlyArray<Message> | undefined;
@@ -122,12 +120,10 @@ export class ThreadLog implements LogView {
     return this.#store.messages[seq] ?? this.#notHeld(seq);
   }
 
-  /** Whether this log holds the message at a seq (always, below `length`, unless it is projected). */
   holds(seq: number): boolean {
     return seq >= 0 && seq < this.length && this.#store.messages[seq] !== undefined;
   }
 
-  /** True for a log that holds only some of its messages (one restored from a thread checkpoint). */
   get partial(): boolean {
     return this.#store.projection !== undefined;
   }
@@ -138,19 +134,16 @@ export class ThreadLog implements LogView {
     return projection.miss(`message at seq ${seq}`, seq);
   }
 
-  /** The message with an id, or undefined. */
   byId(id: string): Message | undefined {
     const seq = this.seqOf(id);
     return seq === undefined ? undefined : this.at(seq);
   }
 
-  /** Whether the log holds a message with this id (a projected log: among those it holds). */
   holdsId(id: string): boolean {
     const seq = this.#store.seqById.get(id);
     return seq !== undefined && seq < this.length;
   }
 
-  /** The id of the message at a seq (also for a message a projected log does not hold), or undefined. */
   idAt(seq: number): string | undefined {
     if (seq < 0 || seq >= this.length) return undefined;
     const id = this.#store.ids[seq];
@@ -171,7 +164,6 @@ export class ThreadLog implements LogView {
     return projection === undefined ? undefined : absentSeqOf(projection, id);
   }
 
-  /** For a tool message: the seqs of the assistant messages whose calls it answers. */
   answersOf(seq: number): ReadonlyArray<number> {
     if (seq >= this.length) return [];
     return this.#store.answers.get(seq) ?? this.#nothingOrNotHeld(seq);
@@ -183,16 +175,11 @@ export class ThreadLog implements LogView {
     return [];
   }
 
-  /**
-   * For a tool message: per part, the seq of the assistant message holding the call that part answers (the
-   * pairing decided on append: the nearest earlier unanswered call with the same id).
-   */
   callSeqsOfParts(seq: number): ReadonlyArray<number> {
     if (seq >= this.length) return [];
     return this.#store.callSeqByPart.get(seq) ?? this.#nothingOrNotHeld(seq);
   }
 
-  /** For an assistant message: the seqs of the tool messages (in this log value) answering its calls. */
   resultsOf(seq: number): ReadonlyArray<number> {
     if (seq >= this.length) return [];
     const all = this.#store.answeredBy.get(seq);
@@ -215,13 +202,11 @@ export class ThreadLog implements LogView {
     return this.#groups;
   }
 
-  /** Number of groups; O(log n), without building the `groups` array. */
   get groupCount(): number {
     const view = this.#groupView();
     return view instanceof GroupIndex ? view.countAt(this.length) : view.groups.length;
   }
 
-  /** The group at an index (0 ≤ index < groupCount), without building the `groups` array. */
   groupAt(index: number): Group {
     const view = this.#groupView();
     return view instanceof GroupIndex ? view.groupAt(index, this.length) : view.groups[index]!;
@@ -236,10 +221,6 @@ export class ThreadLog implements LogView {
     return view instanceof GroupIndex ? view.indexTable() : view.indexBySeq;
   }
 
-  /**
-   * The ids of every seq below `length`, as one contiguous table (do not read past `length`). In a projected log
-   * the entries of messages it does not hold are undefined: look those up with `seqOf`/`idAt`.
-   */
   idTable(): ArrayLike<string> {
     return this.#store.ids;
   }
@@ -262,7 +243,6 @@ export class ThreadLog implements LogView {
     return this.#store.ids;
   }
 
-  /** The index of the group holding a seq, or -1. */
   groupIndexOf(seq: number): number {
     if (seq < 0 || seq >= this.length) return -1;
     const view = this.#groupView();
@@ -278,7 +258,6 @@ export class ThreadLog implements LogView {
     return this.#view;
   }
 
-  /** Seqs of messages pinned by nature or by the caller (system messages and `meta.pinned`), ascending. */
   get pinnedSeqs(): ReadonlyArray<number> {
     // The shared index keeps recording pins after a fusion too, so it serves every value.
     this.#pinned ??= Object.freeze(this.#groupIndex().pinnedSeqsBelow(this.length));
@@ -308,7 +287,7 @@ export class ThreadLog implements LogView {
    * Message objects are created once and only shared with logs that contain their whole prefix, so comparing
    * the last message of `other` by identity suffices.
    */
-  extends(other: ThreadLog): boolean {
+  extends(other: LogView): boolean {
     return (
       other.threadId === this.threadId &&
       other.length <= this.length &&
@@ -316,9 +295,9 @@ export class ThreadLog implements LogView {
     );
   }
 
-  /** Whether this log and `other` hold the same first `length` messages (both at least that long). */
-  sharesPrefix(other: ThreadLog, length: number): boolean {
+  sharesPrefix(other: LogView, length: number): boolean {
     if (other.threadId !== this.threadId || other.length < length || this.length < length) return false;
+    if (!(other instanceof ThreadLog)) return false;
     if (length === 0 || this.#store === other.#store) return true;
     const mine = this.#store.messages[length - 1];
     // Message objects are only shared between values of one history: an unheld message proves nothing.
@@ -331,7 +310,6 @@ export class ThreadLog implements LogView {
     return this.#turns;
   }
 
-  /** Number of turns (`turns.length`) in O(log n), without building the `turns` array. */
   get turnCount(): number {
     return this.length === 0 ? 0 : Math.max(1, countBelow(this.#store.userSeqs, this.length));
   }
@@ -354,7 +332,6 @@ export class ThreadLog implements LogView {
     return -1;
   }
 
-  /** The seq of the last user message, or -1 when there is none. */
   get lastUserSeq(): number {
     const n = countBelow(this.#store.userSeqs, this.length);
     return n === 0 ? -1 : this.#store.userSeqs[n - 1]!;
@@ -368,7 +345,6 @@ export class ThreadLog implements LogView {
     return this.length < this.#groupIndex().brokenAt;
   }
 
-  /** The history's memo under `key`, if one was made. */
   peekHistoryMemo(key: string | object): unknown {
     return this.#store.memos.get(key);
   }

@@ -1,4 +1,4 @@
-import type { ThreadLog } from "../log/thread-log.js";
+import type { LogView } from "../log/log-view.js";
 import type { ActionKind, CompactionPlan } from "./compaction-plan.js";
 import { resolveForLog, type SeqResolution } from "./resolve-for-log.js";
 
@@ -33,7 +33,7 @@ export interface FinalStates {
 }
 
 /** Counts the final states of a log's messages under a plan (from the resolution's per-action tallies). */
-export function finalStates(log: ThreadLog, plan: CompactionPlan): FinalStates {
+export function finalStates(log: LogView, plan: CompactionPlan): FinalStates {
   const resolution = resolveForLog(plan, log);
   const counts: Record<MessageFate, number> = {
     kept: 0,

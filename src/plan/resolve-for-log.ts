@@ -1,4 +1,4 @@
-import type { ThreadLog } from "../log/thread-log.js";
+import type { LogView } from "../log/log-view.js";
 import { type CompactionPlan, PRECEDENCE, parentOf } from "./compaction-plan.js";
 import type { Decision } from "./resolve-plan.js";
 import { recordedRuns } from "./span-seqs.js";
@@ -42,7 +42,7 @@ export function decisionAt(resolution: SeqResolution, seq: number): Decision | u
 }
 
 interface Memo {
-  readonly log: ThreadLog;
+  readonly log: LogView;
   readonly resolution: SeqResolution;
 }
 
@@ -50,7 +50,7 @@ const memo = new WeakMap<CompactionPlan, Memo>();
 /** Plans whose resolution was seeded (`seedResolution`): their memo is kept while the plan lives. */
 const seeded = new WeakSet<CompactionPlan>();
 
-function reusable(plan: CompactionPlan, log: ThreadLog): SeqResolution | undefined {
+function reusable(plan: CompactionPlan, log: LogView): SeqResolution | undefined {
   const hit = memo.get(plan);
   return hit?.log.sharesPrefix(log, Math.min(plan.basedOnSeq, log.length)) ? hit.resolution : undefined;
 }
@@ -60,7 +60,7 @@ function reusable(plan: CompactionPlan, log: ThreadLog): SeqResolution | undefin
  * action among equals). A plan made by extending a resolved parent copies the parent's table (a memcpy) and only
  * applies its new actions, which keeps the per-turn cost independent of how much earlier turns compacted.
  */
-export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResolution {
+export function resolveForLog(plan: CompactionPlan, log: LogView): SeqResolution {
   const cached = reusable(plan, log);
   if (cached !== undefined) return cached;
   const limit = Math.min(plan.basedOnSeq, log.length);
@@ -190,7 +190,7 @@ export function resolveForLog(plan: CompactionPlan, log: ThreadLog): SeqResoluti
  */
 export function seedResolution(
   plan: CompactionPlan,
-  log: ThreadLog,
+  log: LogView,
   parts: { readonly actionAt: Int32Array; readonly governed: Int32Array; readonly dropRuns: Int32Array },
 ): SeqResolution {
   const decisions = plan.actions.map((action, actionIndex) => ({ kind: action.kind, actionIndex, action }));
@@ -235,7 +235,7 @@ function mergeRuns(runs: Int32Array, added: number[]): Int32Array {
 }
 
 /** The seqs of the known ids in `span[0..before)`: the duplicate check of a span that went back in the log. */
-function seqsNamedBefore(span: ReadonlyArray<string>, before: number, log: ThreadLog): Set<number> {
+function seqsNamedBefore(span: ReadonlyArray<string>, before: number, log: LogView): Set<number> {
   const named = new Set<number>();
   for (let i = 0; i < before; i++) {
     const seq = log.seqOf(span[i]!);

@@ -1,5 +1,5 @@
 import { ascendingRuns } from "../log/history-store.js";
-import type { ThreadLog } from "../log/thread-log.js";
+import type { LogView } from "../log/log-view.js";
 
 /**
  * Spans built from seqs remember where their ids are. A strategy knows the seqs of the messages it names; the
@@ -21,7 +21,7 @@ const runsBySpan = new WeakMap<ReadonlyArray<string>, SpanRuns>();
  * The ids of `seqs` (ascending, no repeats, each below `log.length`) as a span, with the seqs remembered for
  * `resolveForLog`. Throws on seqs out of order or out of range: a wrong record would resolve the span wrongly.
  */
-export function spanOfSeqs(log: ThreadLog, seqs: ArrayLike<number>): string[] {
+export function spanOfSeqs(log: LogView, seqs: ArrayLike<number>): string[] {
   const list = Array.from(seqs);
   const runs = ascendingRuns(list);
   if (runs === undefined) {
@@ -35,7 +35,7 @@ export function spanOfSeqs(log: ThreadLog, seqs: ArrayLike<number>): string[] {
  * The span of the seq runs `[start, end)` given as flat pairs (ascending, apart, within the log), with the runs
  * remembered for `resolveForLog`. Throws `RangeError` on runs out of order, touching or out of range.
  */
-export function spanOfRuns(log: ThreadLog, runs: ReadonlyArray<number>): string[] {
+export function spanOfRuns(log: LogView, runs: ReadonlyArray<number>): string[] {
   const length = log.length;
   for (let r = 0; r < runs.length; r += 2) {
     const start = runs[r]!;
@@ -78,7 +78,7 @@ function allPresent(table: ReadonlyArray<string | undefined>, runs: ReadonlyArra
  * The seq runs recorded for a span when it was built from seqs of this log's history, or undefined (a span
  * from elsewhere, e.g. parsed from JSON, or recorded against another history).
  */
-export function recordedRuns(span: ReadonlyArray<string>, log: ThreadLog): Int32Array | undefined {
+export function recordedRuns(span: ReadonlyArray<string>, log: LogView): Int32Array | undefined {
   const known = runsBySpan.get(span);
   if (known === undefined || known.table !== log.idTable()) return undefined;
   const { runs } = known;
@@ -90,7 +90,7 @@ export function recordedRuns(span: ReadonlyArray<string>, log: ThreadLog): Int32
  * the log does not know, or ids out of log order or repeated. Uses the runs recorded when the span was built
  * from seqs; otherwise finds each id (by the next slot of the id table first, as resolution does).
  */
-export function runsOfSpan(span: ReadonlyArray<string>, log: ThreadLog): Int32Array | undefined {
+export function runsOfSpan(span: ReadonlyArray<string>, log: LogView): Int32Array | undefined {
   const known = recordedRuns(span, log);
   if (known !== undefined) return known;
   const table = log.idTable();

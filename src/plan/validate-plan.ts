@@ -1,5 +1,5 @@
 import { PlanValidationError } from "../errors/ledger-error.js";
-import type { ThreadLog } from "../log/thread-log.js";
+import type { LogView } from "../log/log-view.js";
 import { type ActionKind, type CompactionPlan, parentOf } from "./compaction-plan.js";
 import { decisionAt, resolveForLog, type SeqResolution } from "./resolve-for-log.js";
 
@@ -32,9 +32,9 @@ const keepsMessage: Record<ActionKind, boolean> = {
 // Plans known valid for a log. Appending to a log never invalidates a valid plan (new messages are included by
 // default, and a new result only joins a pending group, whose messages a valid plan leaves included), so a plan
 // valid for a log is valid for every log that extends it.
-const validFor = new WeakMap<CompactionPlan, ThreadLog>();
+const validFor = new WeakMap<CompactionPlan, LogView>();
 
-function knownValid(plan: CompactionPlan, log: ThreadLog): boolean {
+function knownValid(plan: CompactionPlan, log: LogView): boolean {
   const checked = validFor.get(plan);
   return checked !== undefined && log.extends(checked);
 }
@@ -43,7 +43,7 @@ function knownValid(plan: CompactionPlan, log: ThreadLog): boolean {
  * Records that `plan` is valid for `log` without checking it: for a plan restored from a thread checkpoint,
  * written only for a plan validated against that log (docs/decisions/0009).
  */
-export function trustValid(plan: CompactionPlan, log: ThreadLog): void {
+export function trustValid(plan: CompactionPlan, log: LogView): void {
   validFor.set(plan, log);
 }
 
@@ -53,7 +53,7 @@ export function trustValid(plan: CompactionPlan, log: ThreadLog): void {
  * and any action other than include on a pending (unanswered) call. A plan extending a parent already found valid
  * only has its new actions and the groups they touch checked.
  */
-export function validatePlan(plan: CompactionPlan, log: ThreadLog): ReadonlyArray<PlanProblem> {
+export function validatePlan(plan: CompactionPlan, log: LogView): ReadonlyArray<PlanProblem> {
   if (knownValid(plan, log)) return [];
   const parent = parentOf(plan);
   const problems =
@@ -67,7 +67,7 @@ export function validatePlan(plan: CompactionPlan, log: ThreadLog): ReadonlyArra
   return problems;
 }
 
-function validateAdded(plan: CompactionPlan, from: number, log: ThreadLog): ReadonlyArray<PlanProblem> {
+function validateAdded(plan: CompactionPlan, from: number, log: LogView): ReadonlyArray<PlanProblem> {
   const resolved = resolveForLog(plan, log);
   const problems = describeIssues(plan, resolved, from);
   if (problems.length === 0) checkExcerpts(plan, log, from, problems);
@@ -75,7 +75,7 @@ function validateAdded(plan: CompactionPlan, from: number, log: ThreadLog): Read
   return problems;
 }
 
-function validateWhole(plan: CompactionPlan, log: ThreadLog): ReadonlyArray<PlanProblem> {
+function validateWhole(plan: CompactionPlan, log: LogView): ReadonlyArray<PlanProblem> {
   const problems: PlanProblem[] = [];
   if (plan.threadId !== log.threadId) {
     problems.push({
@@ -105,7 +105,7 @@ function validateWhole(plan: CompactionPlan, log: ThreadLog): ReadonlyArray<Plan
 }
 
 /** Throws `PlanValidationError` listing every problem when the plan cannot be applied to the log. */
-export function assertPlanValid(plan: CompactionPlan, log: ThreadLog): void {
+export function assertPlanValid(plan: CompactionPlan, log: LogView): void {
   const problems = validatePlan(plan, log);
   if (problems.length > 0) {
     throw new PlanValidationError(
@@ -143,7 +143,7 @@ function describeIssues(plan: CompactionPlan, resolved: SeqResolution, from: num
  * part that can show one (a tool result or a text). Messages a projected log does not hold are not looked into: the log
  * they were checked against held them.
  */
-function checkExcerpts(plan: CompactionPlan, log: ThreadLog, from: number, problems: PlanProblem[]): void {
+function checkExcerpts(plan: CompactionPlan, log: LogView, from: number, problems: PlanProblem[]): void {
   for (let a = from; a < plan.actions.length; a++) {
     const action = plan.actions[a]!;
     if (action.kind !== "clear" || action.record.excerpts === undefined) continue;
@@ -165,7 +165,7 @@ function checkExcerpts(plan: CompactionPlan, log: ThreadLog, from: number, probl
 
 /** What is wrong with one excerpt of a clear action (`seen` collects the parts named so far), if anything. */
 function excerptProblem(
-  log: ThreadLog,
+  log: LogView,
   messageId: string,
   partIndex: number,
   span: ReadonlySet<string>,
@@ -188,7 +188,7 @@ function excerptProblem(
 }
 
 /** Indices of the groups that actions `from` on name (only those can break a group rule). */
-function touchedGroups(plan: CompactionPlan, log: ThreadLog, from: number): number[] {
+function touchedGroups(plan: CompactionPlan, log: LogView, from: number): number[] {
   const touched = new Set<number>();
   for (let a = from; a < plan.actions.length; a++) {
     const action = plan.actions[a]!;
@@ -209,7 +209,7 @@ function touchedGroups(plan: CompactionPlan, log: ThreadLog, from: number): numb
  * The group rules for the whole log in one pass over seqs: a group whose messages are partly kept and partly
  * removed is split; pending groups are checked member by member (there are few).
  */
-function sweepGroups(log: ThreadLog, resolved: SeqResolution, problems: PlanProblem[]): void {
+function sweepGroups(log: LogView, resolved: SeqResolution, problems: PlanProblem[]): void {
   const groupOf = log.groupIndexTable();
   const { actionAt, decisions } = resolved;
   const state = new Int8Array(log.groupCount); // 0 unseen, 1 kept, 2 removed, 3 split
@@ -247,7 +247,7 @@ function governedByOneAction(seqs: ReadonlyArray<number>, resolved: SeqResolutio
 
 function checkGroups(
   touched: ReadonlyArray<number>,
-  log: ThreadLog,
+  log: LogView,
   resolved: SeqResolution,
   problems: PlanProblem[],
 ): void {

@@ -1,4 +1,5 @@
 import { ValidationError, VersionConflictError } from "../errors/ledger-error.js";
+import { validatedOnAppend } from "../log/append-batch.js";
 import { deepFreeze } from "../log/deep-freeze.js";
 import type { Message } from "../log/message.js";
 import {
@@ -92,7 +93,10 @@ export function checkAppendBatch(
       index,
       ...(typeof rawId === "string" ? { messageId: rawId } : {}),
     };
-    const message = checkValue(storedMessageSchema, entry?.message, source);
+    // A message the engine's log built has been validated on its way in; anything else is checked here.
+    const message = validatedOnAppend(entry?.message)
+      ? entry.message
+      : checkValue(storedMessageSchema, entry?.message, source);
     const where = { threadId, index, messageId: message.id };
     if (message.seq !== expectedSeq + index) {
       throw new ValidationError(
