@@ -124,7 +124,6 @@ export type { OpenAIChatRequest } from "./render/openai-chat-adapter.js";
 export { toOpenAIChat } from "./render/openai-chat-adapter.js";
 export type { OpenAIResponsesRequest } from "./render/openai-responses-adapter.js";
 export { toOpenAIResponses } from "./render/openai-responses-adapter.js";
-export { RENDER_FORMAT_VERSION } from "./render/placeholders.js";
 export { unchangedLeadingTokens } from "./render/prompt-hash.js";
 export type { ProviderFormat, ProviderRequestMap } from "./render/provider-rules.js";
 export {
@@ -143,8 +142,6 @@ export type {
 } from "./render/render-prompt.js";
 export { renderPrompt } from "./render/render-prompt.js";
 export type { Provenance, RenderedKind, RenderedMessage, RenderedPrompt } from "./render/rendered-prompt.js";
-export type { ExcerptOptions, Omitted, TextExcerpt } from "./render/text-excerpt.js";
-export { estimateTokens, excerptText, omissionMarker, textTokenCounter } from "./render/text-excerpt.js";
 export type { ToolDefinition } from "./render/tool-definitions.js";
 export { countToolDefinitions, toolsForFormat } from "./render/tool-definitions.js";
 
@@ -250,6 +247,10 @@ export type { TruncationOptions } from "./strategies/truncation.js";
 export { createTruncation, truncationOptionsSchema } from "./strategies/truncation.js";
 export type { WindowTrigger } from "./strategies/window-trigger.js";
 export { windowTriggerSchema } from "./strategies/window-trigger.js";
+
+export { RENDER_FORMAT_VERSION } from "./texts/placeholders.js";
+export type { ExcerptOptions, Omitted, TextExcerpt } from "./texts/text-excerpt.js";
+export { estimateTokens, excerptText, omissionMarker, textTokenCounter } from "./texts/text-excerpt.js";
 
 export type { CreateTokenizerOptions, TokenizerBackend } from "./tokens/create-tokenizer.js";
 export { createTokenizer, DEFAULT_BACKEND } from "./tokens/create-tokenizer.js";

@@ -12,11 +12,11 @@ import { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, createPlan, emptyPlan, type PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
 import { validatePlan } from "../plan/validate-plan.js";
-import { pointerText } from "../render/placeholders.js";
 import { toProviderRequest, validateProviderRequest } from "../render/provider-rules.js";
 import { renderPrompt } from "../render/render-prompt.js";
 import type { ArtifactStore } from "../stores/artifact-store.js";
 import { createMemoryArtifactStore } from "../stores/memory/memory-artifact-store.js";
+import { pointerText } from "../texts/placeholders.js";
 import {
   clip,
   createExternalization,

@@ -6,8 +6,8 @@ import { type Sensitivity, type ToolResultPart, textOf, toolCallsOf } from "../l
 import type { ThreadLog } from "../log/thread-log.js";
 import type { ExternalizationRecord, PlanAction } from "../plan/compaction-plan.js";
 import { resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
-import { formatSize, pointerText } from "../render/placeholders.js";
 import { type ArtifactStore, mayRead } from "../stores/artifact-store.js";
+import { formatSize, pointerText } from "../texts/placeholders.js";
 import { compactable, groupTokens, untouched } from "./group-accounting.js";
 import { parseOptions } from "./options.js";
 import {

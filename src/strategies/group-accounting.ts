@@ -2,8 +2,8 @@ import type { Group } from "../log/groups.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import { decisionAt, type SeqResolution } from "../plan/resolve-for-log.js";
-import { pendingStub } from "../render/placeholders.js";
 import { renderPrompt } from "../render/render-prompt.js";
+import { pendingStub } from "../texts/placeholders.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
 
 // Stub tokens per counter and group version: a pending group's version only changes when a result arrives.

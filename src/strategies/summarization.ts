@@ -6,10 +6,10 @@ import type { Message } from "../log/message.js";
 import type { PlanAction } from "../plan/compaction-plan.js";
 import { resolveForLog } from "../plan/resolve-for-log.js";
 import { spanOfSeqs } from "../plan/span-seqs.js";
-import { summaryText } from "../render/placeholders.js";
 import { renderPrompt } from "../render/render-prompt.js";
-import { textTokenCounter } from "../render/text-excerpt.js";
 import { type SummaryCache, summaryCacheKey } from "../stores/summary-cache.js";
+import { summaryText } from "../texts/placeholders.js";
+import { textTokenCounter } from "../texts/text-excerpt.js";
 import { renderedGroupTokens } from "./group-accounting.js";
 import { parseOptions } from "./options.js";
 import {
