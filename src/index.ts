@@ -167,7 +167,6 @@ export type { ModelCallRecord, ModelCallStore, ModelUsage } from "./stores/model
 export type { PlanStore } from "./stores/plan-store.js";
 export type { Clock, Stores } from "./stores/stores.js";
 export type { CachedSummary, SummaryCache } from "./stores/summary-cache.js";
-export { summaryCacheKey } from "./stores/summary-cache.js";
 
 export type { DefaultPipelineOptions } from "./strategies/default-pipeline.js";
 export { createDefaultPipeline, DEFAULT_PIPELINE_CONFIG } from "./strategies/default-pipeline.js";
@@ -220,6 +219,7 @@ export type { StrategyMemo } from "./strategies/strategy-memo.js";
 export type { SummarizationOptions } from "./strategies/summarization.js";
 export { createSummarization, summarizationOptionsSchema } from "./strategies/summarization.js";
 export type { Summarizer, SummaryRequest, SummaryResult } from "./strategies/summarizer.js";
+export { summaryCacheKey } from "./strategies/summarizer.js";
 export type { ExtractiveSummarizerOptions } from "./strategies/summarizers/extractive-summarizer.js";
 export { createExtractiveSummarizer } from "./strategies/summarizers/extractive-summarizer.js";
 export { parseSummaryOutput } from "./strategies/summarizers/model-answer.js";

@@ -7,7 +7,6 @@ import type { PlanAction } from "../plan/compaction-plan.js";
 import { resolveForLog } from "../plan/resolve-for-log.js";
 import { spanOfSeqs } from "../plan/span-seqs.js";
 import { renderPrompt } from "../render/render-prompt.js";
-import { type SummaryCache, summaryCacheKey } from "../stores/summary-cache.js";
 import { summaryText } from "../texts/placeholders.js";
 import { textTokenCounter } from "../texts/text-excerpt.js";
 import { renderedGroupTokens } from "./group-accounting.js";
@@ -19,7 +18,7 @@ import {
   type StrategyContext,
   type StrategyNote,
 } from "./strategy.js";
-import type { Summarizer, SummaryResult } from "./summarizer.js";
+import { type Summarizer, type SummaryCachePort, type SummaryResult, summaryCacheKey } from "./summarizer.js";
 import { absorbable, type StackedSummary, summaryMemo } from "./summary-span.js";
 
 /** JSON-shaped options of {@link createSummarization} (the summarizer and cache are passed beside them). */
@@ -56,7 +55,7 @@ export const summarizationOptionsSchema = z.strictObject({
 /** Options of {@link createSummarization}. */
 export type SummarizationOptions = z.infer<typeof summarizationOptionsSchema> & {
   readonly summarizer: Summarizer;
-  readonly cache?: SummaryCache;
+  readonly cache?: SummaryCachePort;
 };
 
 interface Settings {
@@ -69,7 +68,7 @@ interface Settings {
   readonly summaryShare: number;
   readonly maxStacked: number;
   readonly summarizer: Summarizer;
-  readonly cache: SummaryCache | undefined;
+  readonly cache: SummaryCachePort | undefined;
 }
 
 /** The smallest summary worth asking for; a span is chosen so that at least this much room is left for it. */
