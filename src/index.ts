@@ -2,6 +2,31 @@
 // Building blocks for custom strategies and stores are in `context-ledger/extend`; the sample-session
 // generator used by the demo and examples is in `context-ledger/sample`.
 
+export type { DefaultPipelineOptions } from "./compaction/default-pipeline.js";
+export { createDefaultPipeline, DEFAULT_PIPELINE_CONFIG } from "./compaction/default-pipeline.js";
+export type { PipelineOptions } from "./compaction/pipeline.js";
+export { createPipeline, toStrategy } from "./compaction/pipeline.js";
+export type {
+  ConfiguredPipeline,
+  PipelineConfig,
+  PipelineDependencies,
+} from "./compaction/pipeline-config.js";
+export {
+  loadPipelineConfig,
+  parseConfigText,
+  pipelineConfigSchema,
+  pipelineFromConfig,
+} from "./compaction/pipeline-config.js";
+export type { PipelineReport, StepOutcome, StepReport } from "./compaction/pipeline-report.js";
+export type {
+  Pipeline,
+  PipelineFailure,
+  PipelineInput,
+  PipelineResult,
+  PipelineStrategy,
+  PipelineSuccess,
+} from "./compaction/pipeline-types.js";
+
 export type { AppendResult } from "./engine/append-messages.js";
 export type { PlanDiffResult, RenderedThread, RenderOptionsForThread } from "./engine/audit-views.js";
 export type { Calibration, CalibrationSettings } from "./engine/calibration.js";
@@ -168,8 +193,6 @@ export type { PlanStore } from "./stores/plan-store.js";
 export type { Clock, Stores } from "./stores/stores.js";
 export type { CachedSummary, SummaryCache } from "./stores/summary-cache.js";
 
-export type { DefaultPipelineOptions } from "./strategies/default-pipeline.js";
-export { createDefaultPipeline, DEFAULT_PIPELINE_CONFIG } from "./strategies/default-pipeline.js";
 export type { DropOldestOptions } from "./strategies/drop-oldest-to-fit.js";
 export { dropOldestToFit } from "./strategies/drop-oldest-to-fit.js";
 export type { ExternalizationOptions } from "./strategies/externalization.js";
@@ -178,30 +201,6 @@ export type { HardFallbackOptions } from "./strategies/hard-fallback.js";
 export { createHardFallback, hardFallbackOptionsSchema } from "./strategies/hard-fallback.js";
 export type { OversizedExcerptOptions } from "./strategies/oversized-excerpt.js";
 export { createOversizedExcerpt, oversizedExcerptOptionsSchema } from "./strategies/oversized-excerpt.js";
-export type {
-  Pipeline,
-  PipelineFailure,
-  PipelineInput,
-  PipelineOptions,
-  PipelineReport,
-  PipelineResult,
-  PipelineStrategy,
-  PipelineSuccess,
-  StepOutcome,
-  StepReport,
-} from "./strategies/pipeline.js";
-export { createPipeline, toStrategy } from "./strategies/pipeline.js";
-export type {
-  ConfiguredPipeline,
-  PipelineConfig,
-  PipelineDependencies,
-} from "./strategies/pipeline-config.js";
-export {
-  loadPipelineConfig,
-  parseConfigText,
-  pipelineConfigSchema,
-  pipelineFromConfig,
-} from "./strategies/pipeline-config.js";
 export type { RollingWindowOptions } from "./strategies/rolling-window.js";
 export { createRollingWindow, rollingWindowOptionsSchema } from "./strategies/rolling-window.js";
 export type { SlidingWindowOptions } from "./strategies/sliding-window.js";

@@ -5,6 +5,7 @@
  * the tail is gone the engine falls back to the whole log without a wrong answer.
  */
 import { describe, expect, it } from "vitest";
+import { createDefaultPipeline } from "../src/compaction/default-pipeline.js";
 import type { ContextEngine } from "../src/engine/context-engine.js";
 import type { EngineEvent } from "../src/engine/engine-events.js";
 import { createStoredCounter } from "../src/engine/stored-counter.js";
@@ -15,7 +16,6 @@ import { serializePlan } from "../src/plan/plan-schema.js";
 import type { CheckpointStore } from "../src/stores/checkpoint-store.js";
 import { createMemoryStores } from "../src/stores/memory/memory-stores.js";
 import type { Stores } from "../src/stores/stores.js";
-import { createDefaultPipeline } from "../src/strategies/default-pipeline.js";
 import { memosOf } from "../src/strategies/strategy-memo.js";
 import { propertyEngine } from "./support/engine-turns.js";
 import { simpleCounter } from "./support/simple-counter.js";

@@ -1,3 +1,4 @@
+import type { PipelineReport } from "../compaction/pipeline-report.js";
 import {
   LedgerError,
   MessageNotLoadedError,
@@ -5,7 +6,6 @@ import {
   VersionConflictError,
 } from "../errors/ledger-error.js";
 import type { CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
-import type { PipelineReport } from "../strategies/pipeline-report.js";
 import type { EngineCore } from "./engine-core.js";
 import { ACTION_EVENT, type EngineOperation } from "./engine-events.js";
 import type { LoadedThread } from "./thread-cache.js";

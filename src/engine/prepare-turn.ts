@@ -1,3 +1,4 @@
+import type { Pipeline, PipelineResult, PipelineSuccess } from "../compaction/pipeline-types.js";
 import { BudgetInfeasibleError } from "../errors/ledger-error.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import { suggestCacheBreakpoints } from "../render/cache-breakpoints.js";
@@ -9,7 +10,6 @@ import {
 } from "../render/provider-rules.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
 import { toolsForFormat } from "../render/tool-definitions.js";
-import type { Pipeline, PipelineResult, PipelineSuccess } from "../strategies/pipeline.js";
 import { availableForPrompt, compactionTarget, type TokenBudget } from "../tokens/token-budget.js";
 import { scheduleBackground } from "./background-runs.js";
 import { type Calibration, calibratedBudget } from "./calibration.js";

@@ -3,23 +3,13 @@ import { call, result, text, validationError } from "../../test/support/builders
 import { simpleCounter } from "../../test/support/simple-counter.js";
 import { runStrategy } from "../../test/support/strategy-context.js";
 import { answers, asks, user } from "../../test/support/strategy-fixtures.js";
-import {
-  trajectoriesAvailable,
-  trajectoriesSkipReason,
-  trajectory,
-} from "../../test/support/trajectories.js";
-import { parseTranscript } from "../log/import-jsonl.js";
 import type { MessageInput } from "../log/message.js";
 import { ThreadLog } from "../log/thread-log.js";
 import { emptyPlan } from "../plan/compaction-plan.js";
-import { parsePlan, serializePlan } from "../plan/plan-schema.js";
 import { validatePlan } from "../plan/validate-plan.js";
 import { renderPrompt } from "../render/render-prompt.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
-import { createTokenizer } from "../tokens/create-tokenizer.js";
-import { createMessageCounter } from "../tokens/message-counter.js";
 import { createOversizedExcerpt } from "./oversized-excerpt.js";
-import { pipelineFromConfig } from "./pipeline-config.js";
 
 const counter = simpleCounter();
 const numbered = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag} ${i}`).join("\n");
@@ -105,56 +95,4 @@ describe("createOversizedExcerpt", () => {
       expect(error.message).toContain("oversizedExcerpt");
     }
   });
-
-  it("is a built-in of pipeline configs", () => {
-    const { pipeline } = pipelineFromConfig({ strategies: [{ use: "oversizedExcerpt", share: 0.3 }] });
-    expect(pipeline).toBeDefined();
-  });
 });
-
-describe.skipIf(!trajectoriesAvailable)(
-  `oversized results of real runs ${trajectoriesSkipReason ?? ""}`,
-  () => {
-    const tokenCounter = createMessageCounter(createTokenizer({ model: "gpt-4o" }), "openai");
-
-    it("mini-swe-agent/django__django-15629: the 152 KB last result is excerpted, every earlier message stays", async () => {
-      const messages = parseTranscript(trajectory("mini-swe-agent/django__django-15629.jsonl").text);
-      const log = ThreadLog.from("t", messages);
-      const last = log.at(log.length - 1)!;
-      expect(last.role).toBe("tool");
-      expect(JSON.stringify(last.parts).length).toBeGreaterThan(150_000);
-      const whole = renderPrompt(log, emptyPlan("t"), { counter: tokenCounter });
-      const bigTokens = whole.messages[whole.messages.length - 1]!.tokens;
-      const rest = whole.tokenCount - bigTokens;
-      // A budget the rest fits in, and the whole does not: the big result alone is over a quarter of it.
-      const contextWindow = Math.ceil((rest + bigTokens / 2) / 0.99);
-      const { pipeline, budget } = pipelineFromConfig({
-        budget: { contextWindow, reserveOutput: 0, safetyMargin: 0 },
-        strategies: [{ use: "oversizedExcerpt" }],
-        fallback: false,
-      });
-      expect(bigTokens).toBeGreaterThan(contextWindow * 0.25);
-      const out = await pipeline.run({ log, plan: emptyPlan("t"), counter: tokenCounter, budget: budget! });
-      expect(out.ok).toBe(true);
-      if (!out.ok) return;
-      expect(out.prompt.tokenCount).toBeLessThanOrEqual(contextWindow);
-      // Nothing was dropped or summarized: every message is still there, in order.
-      const sources = out.prompt.messages.flatMap((m) => m.provenance.sourceIds);
-      expect(sources).toEqual(log.messages.map((m) => m.id));
-      const kinds = out.prompt.messages.map((m) => m.provenance.kind);
-      expect(kinds).toEqual([...log.messages.slice(0, -1).map(() => "original"), "cleared"]);
-      const cutAction = out.plan.actions.find((a) => a.strategy === "oversizedExcerpt")!;
-      expect(cutAction.span).toEqual([last.id]);
-      const rendered = out.prompt.messages[out.prompt.messages.length - 1]!;
-      const content = (rendered.parts[0] as { content: string }).content;
-      const original = (last.parts[0] as { content: string }).content;
-      expect(content).toMatch(/\[… \d+ chars \(\d+ lines, ~\d+ tokens\) omitted …\]/);
-      expect(original.startsWith(content.slice(0, 200))).toBe(true);
-      expect(original.endsWith(content.slice(-200))).toBe(true);
-      expect(rendered.tokens).toBeLessThanOrEqual(Math.floor(contextWindow * 0.125));
-      // Replay: the plan renders the same bytes after a JSON round trip.
-      const again = renderPrompt(log, parsePlan(serializePlan(out.plan)), { counter: tokenCounter });
-      expect(again.hash).toBe(out.prompt.hash);
-    });
-  },
-);

@@ -5,9 +5,9 @@ import { type ProviderFormat, toProviderRequest, validateProviderRequest } from 
 import { renderPrompt } from "../render/render-prompt.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
 import { availableForPrompt } from "../tokens/token-budget.js";
-import type { PipelineResult } from "./pipeline.js";
 import { countKinds, type PipelineReport } from "./pipeline-report.js";
 import type { Run } from "./pipeline-run-state.js";
+import type { PipelineResult } from "./pipeline-types.js";
 
 /** Any thrown value as a `LedgerError` (strategies are user code and may throw anything). */
 export function asLedgerError(error: unknown): LedgerError {

@@ -7,13 +7,14 @@ import { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, emptyPlan, extendPlan, type PlanAction } from "../plan/compaction-plan.js";
 import { validatePlan } from "../plan/validate-plan.js";
 import { renderPrompt } from "../render/render-prompt.js";
+import { createHardFallback } from "../strategies/hard-fallback.js";
+import type { Strategy, StrategyContext } from "../strategies/strategy.js";
+import { createSummarization } from "../strategies/summarization.js";
+import type { Summarizer } from "../strategies/summarizer.js";
 import { createTokenBudget } from "../tokens/token-budget.js";
-import { createHardFallback } from "./hard-fallback.js";
-import { createPipeline, type PipelineInput, type PipelineStrategy } from "./pipeline.js";
+import { createPipeline } from "./pipeline.js";
 import { providerProblems } from "./pipeline-outcome.js";
-import type { Strategy, StrategyContext } from "./strategy.js";
-import { createSummarization } from "./summarization.js";
-import type { Summarizer } from "./summarizer.js";
+import type { PipelineInput, PipelineStrategy } from "./pipeline-types.js";
 
 const counter = simpleCounter();
 

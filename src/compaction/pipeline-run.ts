@@ -3,13 +3,18 @@ import { type CompactionPlan, nextPlan, type PlanAction } from "../plan/compacti
 import { validatePlan } from "../plan/validate-plan.js";
 import { renderPrompt } from "../render/render-prompt.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
+import { taskSeqOf, untouchableSeqs } from "../strategies/protected-core.js";
+import {
+  type Proposal,
+  rethrowNotLoaded,
+  type StrategyContext,
+  type StrategyNote,
+} from "../strategies/strategy.js";
 import { compactionTarget } from "../tokens/token-budget.js";
-import type { PipelineInput, PipelineResult, PipelineStrategy } from "./pipeline.js";
 import { asLedgerError, failure, finish, providerProblems } from "./pipeline-outcome.js";
 import type { StepOutcome, StepReport } from "./pipeline-report.js";
 import type { Run, RunSettings } from "./pipeline-run-state.js";
-import { taskSeqOf, untouchableSeqs } from "./protected-core.js";
-import { type Proposal, rethrowNotLoaded, type StrategyContext, type StrategyNote } from "./strategy.js";
+import type { PipelineInput, PipelineResult, PipelineStrategy } from "./pipeline-types.js";
 
 function historyTokens(input: PipelineInput, settings: RunSettings, plan: CompactionPlan): number {
   return historyPrompt(input, settings, plan).tokenCount;

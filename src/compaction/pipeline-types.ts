@@ -1,0 +1,58 @@
+/**
+ * The pipeline's public types: what a run takes and returns, and the pipeline itself. They live apart from the
+ * code that builds and runs pipelines, so that code (pipeline.ts, pipeline-run.ts, pipeline-outcome.ts) depends on
+ * them without depending on each other in a circle.
+ */
+import type { LedgerError } from "../errors/ledger-error.js";
+import type { ThreadLog } from "../log/thread-log.js";
+import type { CompactionPlan } from "../plan/compaction-plan.js";
+import type { Injection, PendingCallMode, RehydratedArtifact } from "../render/render-prompt.js";
+import type { RenderedPrompt } from "../render/rendered-prompt.js";
+import type { Strategy, StrategyContext } from "../strategies/strategy.js";
+import type { TokenBudget } from "../tokens/token-budget.js";
+import type { MessageCounter } from "../tokens/tokenizer.js";
+import type { PipelineReport } from "./pipeline-report.js";
+
+/** A strategy that can also say it is due by its own rule (e.g. a count threshold) while under the target. */
+export type PipelineStrategy = Strategy & { due?(context: StrategyContext): boolean };
+
+/** One run's input: the log, the last committed plan and the accounting. */
+export interface PipelineInput {
+  readonly log: ThreadLog;
+  readonly plan: CompactionPlan;
+  readonly counter: MessageCounter;
+  readonly budget: TokenBudget;
+  readonly injections?: ReadonlyArray<Injection>;
+  readonly rehydrated?: ReadonlyArray<RehydratedArtifact>;
+  /** The previous request of this thread, for the unchanged-leading-tokens figure. */
+  readonly previous?: RenderedPrompt;
+  readonly signal?: AbortSignal;
+}
+
+/** A run that produced a request which fits and is valid; `plan` is the input plan (`toBe`) when unchanged. */
+export interface PipelineSuccess {
+  readonly ok: true;
+  readonly plan: CompactionPlan;
+  readonly changed: boolean;
+  readonly prompt: RenderedPrompt;
+  readonly report: PipelineReport;
+}
+
+/** A run that failed: the previous plan stays in force, and the error says why. */
+export interface PipelineFailure {
+  readonly ok: false;
+  readonly plan: CompactionPlan;
+  readonly error: LedgerError;
+  readonly report: PipelineReport;
+}
+
+/** What a run returns; failures are data, not exceptions. */
+export type PipelineResult = PipelineSuccess | PipelineFailure;
+
+/** The compaction pipeline: strategies in order, one run per model call. */
+export interface Pipeline {
+  readonly strategies: ReadonlyArray<PipelineStrategy>;
+  /** How this pipeline renders calls without a result: callers that render the same plan must use the same. */
+  readonly pendingCalls: PendingCallMode;
+  run(input: PipelineInput): Promise<PipelineResult>;
+}
