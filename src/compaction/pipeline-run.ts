@@ -11,6 +11,7 @@ import {
   type StrategyNote,
 } from "../strategies/strategy.js";
 import { compactionTarget } from "../tokens/token-budget.js";
+import { historyViews } from "./history-views.js";
 import { asLedgerError, failure, finish, providerProblems } from "./pipeline-outcome.js";
 import type { StepOutcome, StepReport } from "./pipeline-report.js";
 import type { Run, RunSettings } from "./pipeline-run-state.js";
@@ -44,6 +45,7 @@ function contextFor(run: Run): StrategyContext {
     taskSeq: taskSeqOf(input.log, settings.task, input.plan),
     ...(input.signal === undefined ? {} : { signal: input.signal }),
     measure: (plan) => historyTokens(input, settings, plan),
+    ...historyViews(input.log, input.counter),
   };
 }
 

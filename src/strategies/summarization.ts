@@ -6,10 +6,8 @@ import type { Message } from "../log/message.js";
 import type { PlanAction } from "../plan/compaction-plan.js";
 import { resolveForLog } from "../plan/resolve-for-log.js";
 import { spanOfSeqs } from "../plan/span-seqs.js";
-import { renderPrompt } from "../render/render-prompt.js";
 import { summaryText } from "../texts/placeholders.js";
 import { textTokenCounter } from "../texts/text-excerpt.js";
-import { renderedGroupTokens } from "./group-accounting.js";
 import { parseOptions } from "./options.js";
 import {
   type Proposal,
@@ -81,7 +79,7 @@ const SEAM_TOKENS = 2;
 /** What the span choice and the summary's size are measured against: the renderer's tokens under the plan. */
 interface Accounting {
   /** Rendered tokens per group (index = group index). */
-  readonly perGroup: Float64Array;
+  readonly perGroup: ArrayLike<number>;
   /** Rendered tokens of the summaries the new one absorbs (they go with the span). */
   readonly previousTokens: number;
   /** Tokens of the new summary message without its text (framing and header). */
@@ -102,7 +100,7 @@ function accountingOf(
   messages: number,
   allowance: number,
 ): Accounting {
-  const perGroup = renderedGroupTokens(ctx.log, ctx.plan, ctx.counter);
+  const perGroup = ctx.tokensByGroup(ctx.plan);
   const header = summaryText(
     { kind: "summarize", summary: "", summarizerId: "", promptVersion: "" },
     Math.max(messages, 10),
@@ -173,16 +171,10 @@ function summaryTokens(
  * tail): what they show needs no room in the summary.
  */
 function visibleMessages(ctx: StrategyContext, span: ReadonlySet<number>): Message[] {
-  const prompt = renderPrompt(ctx.log, ctx.plan, { counter: ctx.counter, validatePlan: false });
   const out: Message[] = [];
-  let hint = 0;
   let last = -1;
-  for (const message of prompt.messages) {
-    if (message.provenance.kind !== "original") continue;
-    const id = message.provenance.sourceIds[0];
-    const seq = id === undefined ? undefined : ctx.log.seqOf(id, hint);
-    if (seq === undefined || seq === last || span.has(seq) || !ctx.log.holds(seq)) continue;
-    hint = seq;
+  for (const seq of ctx.verbatimSeqs(ctx.plan)) {
+    if (seq === last || span.has(seq) || !ctx.log.holds(seq)) continue;
     last = seq;
     out.push(ctx.log.at(seq)!);
   }

@@ -1,7 +1,9 @@
 /**
- * Builds the `StrategyContext` a pipeline would hand a strategy, with the renderer's own token counts, so strategy
- * tests need no pipeline. Generic on purpose: any strategy's tests can use it.
+ * Builds the `StrategyContext` a pipeline would hand a strategy, with the renderer's own token counts and the
+ * pipeline's own views of the rendered history, so strategy tests need no pipeline. Generic on purpose: any
+ * strategy's tests can use it.
  */
+import { historyViews } from "../../src/compaction/history-views.js";
 import type { ThreadLog } from "../../src/log/thread-log.js";
 import { type CompactionPlan, extendPlan } from "../../src/plan/compaction-plan.js";
 import { renderPrompt } from "../../src/render/render-prompt.js";
@@ -45,6 +47,7 @@ export function strategyContext(
     ...(options.signal === undefined ? {} : { signal: options.signal }),
     ...(options.minGain === undefined ? {} : { minGain: options.minGain }),
     measure,
+    ...historyViews(log, counter),
   };
 }
 
