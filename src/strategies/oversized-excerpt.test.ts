@@ -1,14 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { call, result, text, validationError } from "../../test/support/builders.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";
-import { runStrategy } from "../../test/support/strategy-context.js";
+import { renderHistory, runStrategy } from "../../test/support/strategy-context.js";
 import { answers, asks, user } from "../../test/support/strategy-fixtures.js";
 import type { MessageInput } from "../log/message.js";
 import { ThreadLog } from "../log/thread-log.js";
 import { emptyPlan } from "../plan/compaction-plan.js";
 import { validatePlan } from "../plan/validate-plan.js";
-import { renderPrompt } from "../render/render-prompt.js";
-import type { RenderedPrompt } from "../render/rendered-prompt.js";
 import { createOversizedExcerpt } from "./oversized-excerpt.js";
 
 const counter = simpleCounter();
@@ -31,7 +29,7 @@ function hugeResultLog(): ThreadLog {
   ]);
 }
 
-const bodyOf = (prompt: RenderedPrompt, id: string) =>
+const bodyOf = (prompt: ReturnType<typeof renderHistory>, id: string) =>
   prompt.messages.find((m) => m.provenance.sourceIds[0] === id)!.parts;
 
 describe("createOversizedExcerpt", () => {
@@ -41,7 +39,7 @@ describe("createOversizedExcerpt", () => {
     const { proposal, plan } = await runStrategy(createOversizedExcerpt(), log, emptyPlan("t"), { target });
     expect(proposal.actions.map((a) => [a.kind, ...a.span])).toEqual([["clear", "r3"]]);
     expect(validatePlan(plan, log)).toEqual([]);
-    const prompt = renderPrompt(log, plan, { counter });
+    const prompt = renderHistory(log, plan, counter);
     const cut = prompt.messages.find((m) => m.provenance.sourceIds[0] === "r3")!;
     expect(cut.tokens).toBeLessThanOrEqual(target * 0.125);
     const [big, tiny] = bodyOf(prompt, "r3") as unknown as [{ content: string }, { content: string }];
@@ -61,7 +59,7 @@ describe("createOversizedExcerpt", () => {
     const roomy = await runStrategy(createOversizedExcerpt(), log, emptyPlan("t"), { target: 1_000_000 });
     expect(roomy.proposal.actions).toEqual([]);
     expect(roomy.proposal.notes?.[0]?.code).toBe("nothing_to_do");
-    const full = renderPrompt(log, emptyPlan("t"), { counter }).tokenCount;
+    const full = renderHistory(log, emptyPlan("t"), counter).tokenCount;
     const always = createOversizedExcerpt({ when: "always", share: 0.5, keepShare: 0.2 });
     const fits = await runStrategy(always, log, emptyPlan("t"), { target: full + 10 });
     expect(fits.proposal.actions.map((a) => a.span)).toEqual([["r3"]]);

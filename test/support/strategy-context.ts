@@ -7,6 +7,7 @@ import { historyViews } from "../../src/compaction/history-views.js";
 import type { ThreadLog } from "../../src/log/thread-log.js";
 import { type CompactionPlan, extendPlan } from "../../src/plan/compaction-plan.js";
 import { renderPrompt } from "../../src/render/render-prompt.js";
+import type { RenderedPrompt } from "../../src/render/rendered-prompt.js";
 import type { Proposal, Strategy, StrategyContext } from "../../src/strategies/strategy.js";
 import type { MessageCounter } from "../../src/tokens/tokenizer.js";
 import { simpleCounter } from "./simple-counter.js";
@@ -49,6 +50,18 @@ export function strategyContext(
     measure,
     ...historyViews(log, counter),
   };
+}
+
+/**
+ * The history under `plan` as the renderer sends it (the plan checked against the log): what strategy tests check
+ * a proposal against. Strategies themselves see the render only through their context.
+ */
+export function renderHistory(
+  log: ThreadLog,
+  plan: CompactionPlan,
+  counter: MessageCounter = simpleCounter(),
+): RenderedPrompt {
+  return renderPrompt(log, plan, { counter });
 }
 
 /** What one strategy run gave: its proposal and the plan extended by the proposal's actions. */
