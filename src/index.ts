@@ -25,6 +25,7 @@ export type {
   PipelineResult,
   PipelineStrategy,
   PipelineSuccess,
+  RequestSpec,
 } from "./compaction/pipeline-types.js";
 
 export type { AppendResult } from "./engine/append-messages.js";

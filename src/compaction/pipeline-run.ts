@@ -87,7 +87,7 @@ async function runOnce(input: PipelineInput, settings: RunSettings): Promise<Pip
     if (error instanceof MessageNotLoadedError) return failure(run, error);
     throw error;
   }
-  return finish(run);
+  return finish(run, input.request);
 }
 
 function newRun(

@@ -6,8 +6,10 @@
 import type { LedgerError } from "../errors/ledger-error.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
+import type { ProviderFormat, ProviderRequestMap } from "../render/provider-rules.js";
 import type { Injection, PendingCallMode, RehydratedArtifact } from "../render/render-prompt.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
+import type { ToolDefinition } from "../render/tool-definitions.js";
 import type { Strategy, StrategyContext } from "../strategies/strategy.js";
 import type { TokenBudget } from "../tokens/token-budget.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
@@ -15,6 +17,15 @@ import type { PipelineReport } from "./pipeline-report.js";
 
 /** A strategy that can also say it is due by its own rule (e.g. a count threshold) while under the target. */
 export type PipelineStrategy = Strategy & { due?(context: StrategyContext): boolean };
+
+/** The provider request a run builds from its prompt and checks against the format's rules. */
+export interface RequestSpec {
+  readonly format: ProviderFormat;
+  /** The tools the model is offered, written into the request's `tools` in the format's shape. */
+  readonly tools?: ReadonlyArray<ToolDefinition>;
+  /** Anthropic: mark prompt-cache breakpoints (`suggestCacheBreakpoints`); the OpenAI formats ignore it. */
+  readonly cacheBreakpoints?: boolean;
+}
 
 /** One run's input: the log, the last committed plan and the accounting. */
 export interface PipelineInput {
@@ -27,6 +38,8 @@ export interface PipelineInput {
   /** The previous request of this thread, for the unchanged-leading-tokens figure. */
   readonly previous?: RenderedPrompt;
   readonly signal?: AbortSignal;
+  /** The request body to return with a success, built from its prompt; absent: the prompt alone. */
+  readonly request?: RequestSpec;
 }
 
 /** A run that produced a request which fits and is valid; `plan` is the input plan (`toBe`) when unchanged. */
@@ -36,6 +49,8 @@ export interface PipelineSuccess {
   readonly changed: boolean;
   readonly prompt: RenderedPrompt;
   readonly report: PipelineReport;
+  /** The request body the input asked for (`PipelineInput.request`), in its format and valid for it. */
+  readonly request?: ProviderRequestMap[ProviderFormat];
 }
 
 /** A run that failed: the previous plan stays in force, and the error says why. */
