@@ -196,7 +196,7 @@ export type { CachedSummary, SummaryCache } from "./stores/summary-cache.js";
 
 export type { DropOldestOptions } from "./strategies/drop-oldest-to-fit.js";
 export { dropOldestToFit } from "./strategies/drop-oldest-to-fit.js";
-export type { ExternalizationOptions } from "./strategies/externalization.js";
+export type { ArtifactPort, ArtifactWrite, ExternalizationOptions } from "./strategies/externalization.js";
 export { createExternalization, externalizationOptionsSchema } from "./strategies/externalization.js";
 export type { HardFallbackOptions } from "./strategies/hard-fallback.js";
 export { createHardFallback, hardFallbackOptionsSchema } from "./strategies/hard-fallback.js";
@@ -218,7 +218,7 @@ export { NO_PROPOSAL, nothingToDo } from "./strategies/strategy.js";
 export type { StrategyMemo } from "./strategies/strategy-memo.js";
 export type { SummarizationOptions } from "./strategies/summarization.js";
 export { createSummarization, summarizationOptionsSchema } from "./strategies/summarization.js";
-export type { Summarizer, SummaryRequest, SummaryResult } from "./strategies/summarizer.js";
+export type { Summarizer, SummaryCachePort, SummaryRequest, SummaryResult } from "./strategies/summarizer.js";
 export { summaryCacheKey } from "./strategies/summarizer.js";
 export type { ExtractiveSummarizerOptions } from "./strategies/summarizers/extractive-summarizer.js";
 export { createExtractiveSummarizer } from "./strategies/summarizers/extractive-summarizer.js";
