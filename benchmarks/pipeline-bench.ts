@@ -9,8 +9,8 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createDefaultPipeline } from "../src/compaction/default-pipeline.js";
 import { parseTranscript } from "../src/log/import-jsonl.js";
-import { createDefaultPipeline } from "../src/strategies/default-pipeline.js";
 import { createTokenizer } from "../src/tokens/create-tokenizer.js";
 import { createMessageCounter } from "../src/tokens/message-counter.js";
 import { repoRoot } from "../test/support/repo-root.js";

@@ -2,7 +2,33 @@
 // Building blocks for custom strategies and stores are in `context-ledger/extend`; the sample-session
 // generator used by the demo and examples is in `context-ledger/sample`.
 
+export type { DefaultPipelineOptions } from "./compaction/default-pipeline.js";
+export { createDefaultPipeline, DEFAULT_PIPELINE_CONFIG } from "./compaction/default-pipeline.js";
+export type { PipelineOptions } from "./compaction/pipeline.js";
+export { createPipeline, toStrategy } from "./compaction/pipeline.js";
+export type {
+  ConfiguredPipeline,
+  PipelineConfig,
+  PipelineDependencies,
+} from "./compaction/pipeline-config.js";
+export {
+  loadPipelineConfig,
+  parseConfigText,
+  pipelineConfigSchema,
+  pipelineFromConfig,
+} from "./compaction/pipeline-config.js";
+export type { PipelineReport, StepOutcome, StepReport } from "./compaction/pipeline-report.js";
+export type {
+  Pipeline,
+  PipelineFailure,
+  PipelineInput,
+  PipelineResult,
+  PipelineStrategy,
+  PipelineSuccess,
+  RequestSpec,
+} from "./compaction/pipeline-types.js";
 export { createContextEngine } from "./context-engine.js";
+
 export type { AppendResult } from "./engine/append-messages.js";
 export type { PlanDiffResult, RenderedThread, RenderOptionsForThread } from "./engine/audit-views.js";
 export type { Calibration, CalibrationSettings } from "./engine/calibration.js";
@@ -125,7 +151,6 @@ export type { OpenAIChatRequest } from "./render/openai-chat-adapter.js";
 export { toOpenAIChat } from "./render/openai-chat-adapter.js";
 export type { OpenAIResponsesRequest } from "./render/openai-responses-adapter.js";
 export { toOpenAIResponses } from "./render/openai-responses-adapter.js";
-export { RENDER_FORMAT_VERSION } from "./render/placeholders.js";
 export { unchangedLeadingTokens } from "./render/prompt-hash.js";
 export type { ProviderFormat, ProviderRequestMap } from "./render/provider-rules.js";
 export {
@@ -144,8 +169,6 @@ export type {
 } from "./render/render-prompt.js";
 export { renderPrompt } from "./render/render-prompt.js";
 export type { Provenance, RenderedKind, RenderedMessage, RenderedPrompt } from "./render/rendered-prompt.js";
-export type { ExcerptOptions, Omitted, TextExcerpt } from "./render/text-excerpt.js";
-export { estimateTokens, excerptText, omissionMarker, textTokenCounter } from "./render/text-excerpt.js";
 export type { ToolDefinition } from "./render/tool-definitions.js";
 export { countToolDefinitions, toolsForFormat } from "./render/tool-definitions.js";
 
@@ -171,42 +194,15 @@ export type { ModelCallRecord, ModelCallStore, ModelUsage } from "./stores/model
 export type { PlanStore } from "./stores/plan-store.js";
 export type { Clock, Stores } from "./stores/stores.js";
 export type { CachedSummary, SummaryCache } from "./stores/summary-cache.js";
-export { summaryCacheKey } from "./stores/summary-cache.js";
 
-export type { DefaultPipelineOptions } from "./strategies/default-pipeline.js";
-export { createDefaultPipeline, DEFAULT_PIPELINE_CONFIG } from "./strategies/default-pipeline.js";
 export type { DropOldestOptions } from "./strategies/drop-oldest-to-fit.js";
 export { dropOldestToFit } from "./strategies/drop-oldest-to-fit.js";
-export type { ExternalizationOptions } from "./strategies/externalization.js";
+export type { ArtifactPort, ArtifactWrite, ExternalizationOptions } from "./strategies/externalization.js";
 export { createExternalization, externalizationOptionsSchema } from "./strategies/externalization.js";
 export type { HardFallbackOptions } from "./strategies/hard-fallback.js";
 export { createHardFallback, hardFallbackOptionsSchema } from "./strategies/hard-fallback.js";
 export type { OversizedExcerptOptions } from "./strategies/oversized-excerpt.js";
 export { createOversizedExcerpt, oversizedExcerptOptionsSchema } from "./strategies/oversized-excerpt.js";
-export type {
-  Pipeline,
-  PipelineFailure,
-  PipelineInput,
-  PipelineOptions,
-  PipelineReport,
-  PipelineResult,
-  PipelineStrategy,
-  PipelineSuccess,
-  StepOutcome,
-  StepReport,
-} from "./strategies/pipeline.js";
-export { createPipeline, toStrategy } from "./strategies/pipeline.js";
-export type {
-  ConfiguredPipeline,
-  PipelineConfig,
-  PipelineDependencies,
-} from "./strategies/pipeline-config.js";
-export {
-  loadPipelineConfig,
-  parseConfigText,
-  pipelineConfigSchema,
-  pipelineFromConfig,
-} from "./strategies/pipeline-config.js";
 export type { RollingWindowOptions } from "./strategies/rolling-window.js";
 export { createRollingWindow, rollingWindowOptionsSchema } from "./strategies/rolling-window.js";
 export type { SlidingWindowOptions } from "./strategies/sliding-window.js";
@@ -223,7 +219,8 @@ export { NO_PROPOSAL, nothingToDo } from "./strategies/strategy.js";
 export type { StrategyMemo } from "./strategies/strategy-memo.js";
 export type { SummarizationOptions } from "./strategies/summarization.js";
 export { createSummarization, summarizationOptionsSchema } from "./strategies/summarization.js";
-export type { Summarizer, SummaryRequest, SummaryResult } from "./strategies/summarizer.js";
+export type { Summarizer, SummaryCachePort, SummaryRequest, SummaryResult } from "./strategies/summarizer.js";
+export { summaryCacheKey } from "./strategies/summarizer.js";
 export type { ExtractiveSummarizerOptions } from "./strategies/summarizers/extractive-summarizer.js";
 export { createExtractiveSummarizer } from "./strategies/summarizers/extractive-summarizer.js";
 export { parseSummaryOutput } from "./strategies/summarizers/model-answer.js";
@@ -251,6 +248,10 @@ export type { TruncationOptions } from "./strategies/truncation.js";
 export { createTruncation, truncationOptionsSchema } from "./strategies/truncation.js";
 export type { WindowTrigger } from "./strategies/window-trigger.js";
 export { windowTriggerSchema } from "./strategies/window-trigger.js";
+
+export { RENDER_FORMAT_VERSION } from "./texts/placeholders.js";
+export type { ExcerptOptions, Omitted, TextExcerpt } from "./texts/text-excerpt.js";
+export { estimateTokens, excerptText, omissionMarker, textTokenCounter } from "./texts/text-excerpt.js";
 
 export type { CreateTokenizerOptions, TokenizerBackend } from "./tokens/create-tokenizer.js";
 export { createTokenizer, DEFAULT_BACKEND } from "./tokens/create-tokenizer.js";

@@ -6,12 +6,12 @@
  * message. (Before the checkpoint wing, every strategy had to rethrow a special error by hand.)
  */
 import { describe, expect, it } from "vitest";
+import { createDefaultPipeline } from "../src/compaction/default-pipeline.js";
+import { createPipeline } from "../src/compaction/pipeline.js";
 import { createContextEngine } from "../src/context-engine.js";
 import type { EngineEvent } from "../src/engine/engine-events.js";
 import type { MessageInput } from "../src/log/message.js";
 import { createMemoryStores } from "../src/stores/memory/memory-stores.js";
-import { createDefaultPipeline } from "../src/strategies/default-pipeline.js";
-import { createPipeline } from "../src/strategies/pipeline.js";
 import type { Strategy } from "../src/strategies/strategy.js";
 import { simpleCounter } from "./support/simple-counter.js";
 

@@ -9,6 +9,7 @@
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadCheckpointed } from "../src/checkpoints/restore-checkpoint.js";
+import { createDefaultPipeline } from "../src/compaction/default-pipeline.js";
 import type { ContextEngine } from "../src/engine/context-engine.js";
 import { createStoredCounter } from "../src/engine/stored-counter.js";
 import type { MessageInput } from "../src/log/message.js";
@@ -16,7 +17,6 @@ import { serializePlan } from "../src/plan/plan-schema.js";
 import type { ProviderFormat } from "../src/render/provider-rules.js";
 import { createMemoryStores } from "../src/stores/memory/memory-stores.js";
 import type { Stores } from "../src/stores/stores.js";
-import { createDefaultPipeline } from "../src/strategies/default-pipeline.js";
 import { memosOf } from "../src/strategies/strategy-memo.js";
 import { arbitraryBatches, fcParams } from "./support/arbitrary-log.js";
 import { propertyEngine, type Turn, turnArb } from "./support/engine-turns.js";

@@ -106,8 +106,8 @@ describe("replay after a renderer change", () => {
     const ids = await record(stores);
     expect((await engineOn(stores).replay(ids[0]!)).ok).toBe(true);
     vi.resetModules();
-    vi.doMock("../src/render/placeholders.js", async (importOriginal) => ({
-      ...(await importOriginal<typeof import("../src/render/placeholders.js")>()),
+    vi.doMock("../src/texts/placeholders.js", async (importOriginal) => ({
+      ...(await importOriginal<typeof import("../src/texts/placeholders.js")>()),
       RENDER_FORMAT_VERSION: "cl-render/999",
     }));
     const later = await import("../src/context-engine.js");
@@ -121,6 +121,6 @@ describe("replay after a renderer change", () => {
     expect(replay.mismatch).toMatch(
       /every stored message matches its stored hash: the renderer \(format version now cl-render\/999\)/,
     );
-    vi.doUnmock("../src/render/placeholders.js");
+    vi.doUnmock("../src/texts/placeholders.js");
   });
 });

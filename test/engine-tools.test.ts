@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { createContextEngine, createMemoryStores, type ProviderFormat } from "../src/index.js";
+import {
+  createContextEngine,
+  createDefaultPipeline,
+  createMemoryStores,
+  type Pipeline,
+  type ProviderFormat,
+} from "../src/index.js";
 import { generateSampleSession } from "../src/sample/index.js";
 
 const tools = [
@@ -74,5 +80,33 @@ describe("prepareTurn with the turn's tools", () => {
       (await engine.prepareTurn("t", { format: "anthropic", cacheControl: true })).request,
     );
     expect(cached).toContain('"cache_control":{"type":"ephemeral"}');
+  });
+
+  it("a pipeline that returns no request body (one of the caller's own) gets the same request built", async () => {
+    const inner = createDefaultPipeline();
+    const bare: Pipeline = {
+      strategies: inner.strategies,
+      pendingCalls: inner.pendingCalls,
+      run: async ({ request: _request, ...input }) => {
+        const out = await inner.run(input);
+        expect(out.ok && out.request).toBeUndefined();
+        return out;
+      },
+    };
+    const messages = generateSampleSession({ messages: 120, seed: 11 });
+    const options = { format: "anthropic", tools, cacheControl: true, budget: 4_000 } as const;
+    const requests: string[] = [];
+    for (const pipeline of [createDefaultPipeline(), bare]) {
+      const engine = createContextEngine({
+        stores: createMemoryStores(),
+        budget: { model: "gpt-4o" },
+        pipeline,
+      });
+      await engine.append("t", messages);
+      const turn = await engine.prepareTurn("t", options);
+      expect(turn.stats.compacted).toBe(true);
+      requests.push(JSON.stringify(turn.request));
+    }
+    expect(requests[1]).toBe(requests[0]);
   });
 });

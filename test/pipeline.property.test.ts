@@ -7,13 +7,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { floorTokens } from "../benchmarks/support/simulate-turns.js";
+import { createPipeline } from "../src/compaction/pipeline.js";
+import type { PipelineStrategy } from "../src/compaction/pipeline-types.js";
 import { BudgetInfeasibleError, RenderValidationError, SummarizerError } from "../src/errors/ledger-error.js";
 import { ThreadLog } from "../src/log/thread-log.js";
 import { emptyPlan } from "../src/plan/compaction-plan.js";
 import { validatePlan } from "../src/plan/validate-plan.js";
 import { toProviderRequest, validateProviderRequest } from "../src/render/provider-rules.js";
 import { renderPrompt } from "../src/render/render-prompt.js";
-import { createPipeline, type PipelineStrategy } from "../src/strategies/pipeline.js";
 import type { Strategy } from "../src/strategies/strategy.js";
 import { createSummarization } from "../src/strategies/summarization.js";
 import type { Summarizer } from "../src/strategies/summarizer.js";

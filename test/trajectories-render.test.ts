@@ -6,7 +6,6 @@ import type { MessageInput } from "../src/log/message.js";
 import { ThreadLog } from "../src/log/thread-log.js";
 import { emptyPlan } from "../src/plan/compaction-plan.js";
 import { toOpenAIChat } from "../src/render/openai-chat-adapter.js";
-import { pendingResultText } from "../src/render/placeholders.js";
 import {
   type ProviderFormat,
   toProviderRequest,
@@ -14,6 +13,7 @@ import {
 } from "../src/render/provider-rules.js";
 import { renderPrompt } from "../src/render/render-prompt.js";
 import { dropOldestToFit } from "../src/strategies/drop-oldest-to-fit.js";
+import { pendingResultText } from "../src/texts/placeholders.js";
 import { createTokenizer } from "../src/tokens/create-tokenizer.js";
 import { createMessageCounter } from "../src/tokens/message-counter.js";
 import { arbitraryPlanFor, fcParams } from "./support/arbitrary-log.js";

@@ -3,6 +3,8 @@
  * between calls, once never awaiting it, as a fast tool loop would) and the default pipeline run directly over
  * a ThreadLog and a plan. Each gets a budget whose prompt room equals the benchmark budget exactly.
  */
+
+import { createDefaultPipeline } from "../../src/compaction/default-pipeline.js";
 import { createContextEngine } from "../../src/context-engine.js";
 import type { MessageInput } from "../../src/log/message.js";
 import { ThreadLog } from "../../src/log/thread-log.js";
@@ -11,7 +13,6 @@ import type { OpenAIChatRequest } from "../../src/render/openai-chat-adapter.js"
 import { toProviderRequest } from "../../src/render/provider-rules.js";
 import type { RenderedPrompt } from "../../src/render/rendered-prompt.js";
 import { createMemoryStores } from "../../src/stores/memory/memory-stores.js";
-import { createDefaultPipeline } from "../../src/strategies/default-pipeline.js";
 import { createTokenBudget, type TokenBudget } from "../../src/tokens/token-budget.js";
 import type { MessageCounter } from "../../src/tokens/tokenizer.js";
 

@@ -3,6 +3,8 @@
  * the request it would send (append the messages since the last call, run the pipeline, render), exactly as a
  * harness calling the engine once per model call would. Used by the trajectory test and the pipeline benchmark.
  */
+
+import type { Pipeline } from "../../src/compaction/pipeline-types.js";
 import type { MessageInput } from "../../src/log/message.js";
 import { ThreadLog } from "../../src/log/thread-log.js";
 import { emptyPlan, nextPlan, type PlanAction } from "../../src/plan/compaction-plan.js";
@@ -11,7 +13,6 @@ import { toProviderRequest, validateProviderRequest } from "../../src/render/pro
 import { renderPrompt } from "../../src/render/render-prompt.js";
 import type { RenderedPrompt } from "../../src/render/rendered-prompt.js";
 import { protectedGroups } from "../../src/strategies/hard-fallback.js";
-import type { Pipeline } from "../../src/strategies/pipeline.js";
 import { createTokenBudget } from "../../src/tokens/token-budget.js";
 import type { MessageCounter } from "../../src/tokens/tokenizer.js";
 

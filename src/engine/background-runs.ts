@@ -1,7 +1,7 @@
+import type { PipelineSuccess } from "../compaction/pipeline-types.js";
 import { VersionConflictError } from "../errors/ledger-error.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, nextPlan } from "../plan/compaction-plan.js";
-import type { PipelineSuccess } from "../strategies/pipeline.js";
 import { compactionTarget, type TokenBudget } from "../tokens/token-budget.js";
 import { commitPlan, reportError, reportSteps } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";

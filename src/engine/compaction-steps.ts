@@ -1,6 +1,6 @@
+import type { PipelineReport } from "../compaction/pipeline-report.js";
 import { LedgerError, NotFoundError, VersionConflictError } from "../errors/ledger-error.js";
 import type { CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
-import type { PipelineReport } from "../strategies/pipeline-report.js";
 import type { EngineCore } from "./engine-core.js";
 import { ACTION_EVENT, type EngineOperation } from "./engine-events.js";
 import type { LoadedThread } from "./thread-cache.js";

@@ -1,6 +1,6 @@
+import type { Pipeline } from "../compaction/pipeline-types.js";
 import type { PendingCallMode } from "../render/render-prompt.js";
 import type { Stores } from "../stores/stores.js";
-import type { Pipeline } from "../strategies/pipeline.js";
 import type { TokenBudget } from "../tokens/token-budget.js";
 import type { BackgroundRuns } from "./background-queue.js";
 import type { CalibrationCache } from "./calibration.js";

@@ -1,5 +1,5 @@
+import type { StepOutcome } from "../compaction/pipeline-report.js";
 import type { ActionKind } from "../plan/compaction-plan.js";
-import type { StepOutcome } from "../strategies/pipeline-report.js";
 import type { StrategyCost } from "../strategies/strategy.js";
 
 /** The engine operations that report completion, errors and durations. */

@@ -1,10 +1,10 @@
 import { z } from "zod";
+import type { PipelineConfig } from "../compaction/pipeline-config.js";
+import type { Pipeline } from "../compaction/pipeline-types.js";
 import { ValidationError } from "../errors/ledger-error.js";
 import type { PendingCallMode } from "../render/render-prompt.js";
 import type { Stores } from "../stores/stores.js";
 import { parseOptions } from "../strategies/options.js";
-import type { Pipeline } from "../strategies/pipeline.js";
-import type { PipelineConfig } from "../strategies/pipeline-config.js";
 import type { Summarizer } from "../strategies/summarizer.js";
 import type { OverheadProfileName } from "../tokens/message-counter.js";
 import type { TokenBudget, TokenBudgetOptions } from "../tokens/token-budget.js";

@@ -1,12 +1,13 @@
 import { randomUUID } from "node:crypto";
-import { ValidationError } from "../errors/ledger-error.js";
-import { DEFAULT_PIPELINE_CONFIG } from "../strategies/default-pipeline.js";
-import { createPipeline, type Pipeline } from "../strategies/pipeline.js";
+import { DEFAULT_PIPELINE_CONFIG } from "../compaction/default-pipeline.js";
+import { createPipeline } from "../compaction/pipeline.js";
 import {
   type PipelineConfig,
   type PipelineDependencies,
   pipelineFromConfig,
-} from "../strategies/pipeline-config.js";
+} from "../compaction/pipeline-config.js";
+import type { Pipeline } from "../compaction/pipeline-types.js";
+import { ValidationError } from "../errors/ledger-error.js";
 import { memosOf } from "../strategies/strategy-memo.js";
 import { createTokenizer } from "../tokens/create-tokenizer.js";
 import { createMessageCounter } from "../tokens/message-counter.js";

@@ -1,5 +1,5 @@
+import type { PipelineReport } from "../compaction/pipeline-report.js";
 import type { LedgerError } from "../errors/ledger-error.js";
-import type { PipelineReport } from "../strategies/pipeline-report.js";
 import { compactionTarget, type TokenBudget } from "../tokens/token-budget.js";
 import {
   commitPlan,

@@ -1,15 +1,9 @@
+import type { Pipeline, PipelineResult, PipelineSuccess, RequestSpec } from "../compaction/pipeline-types.js";
+import { checkedRequest } from "../compaction/provider-request.js";
 import { BudgetInfeasibleError } from "../errors/ledger-error.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
-import { suggestCacheBreakpoints } from "../render/cache-breakpoints.js";
-import {
-  assertValid,
-  type ProviderFormat,
-  type ProviderRequestMap,
-  toProviderRequest,
-} from "../render/provider-rules.js";
+import type { ProviderFormat, ProviderRequestMap } from "../render/provider-rules.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
-import { toolsForFormat } from "../render/tool-definitions.js";
-import type { Pipeline, PipelineResult, PipelineSuccess } from "../strategies/pipeline.js";
 import { availableForPrompt, compactionTarget, type TokenBudget } from "../tokens/token-budget.js";
 import { scheduleBackground } from "./background-runs.js";
 import { type Calibration, calibratedBudget } from "./calibration.js";
@@ -66,10 +60,11 @@ async function runTurn<F extends ProviderFormat>(
     reportSteps(core, "prepareTurn", threadId, result.report);
   }
   if (!result.ok) throw result.error;
-  // Transactional: the request in the caller's format is built and checked before the plan is committed, so a
-  // format the pipeline did not validate can never leave a committed plan without its call.
-  const request = providerRequest(input, result.prompt);
-  assertValid(input.format, request);
+  // Transactional: the pipeline built the request in the caller's format (F) and checked it before anything is
+  // committed, so a format it did not validate can never leave a committed plan without its call. A pipeline of
+  // the caller's own that returns only the prompt gets its request built and checked here, the same way.
+  const request = (result.request ??
+    checkedRequest(result.prompt, requestSpec(input))) as ProviderRequestMap[F];
   const figures = { tokensBefore: result.report.tokensBefore, tokensAfter: result.report.tokensAfter };
   if (result.changed) await commitPlan(core, "prepareTurn", state.plan, result.plan, figures, attempt);
   // A background run starts only once the turn is finished (its call recorded): with a store that answers
@@ -104,18 +99,9 @@ async function runTurn<F extends ProviderFormat>(
   }
 }
 
-/** The request body in the caller's format: the rendered prompt, cache breakpoints and the turn's tools. */
-function providerRequest<F extends ProviderFormat>(
-  input: TurnInput<F>,
-  prompt: RenderedPrompt,
-): ProviderRequestMap[F] {
-  const cache = input.cacheControl && input.format === "anthropic";
-  const body = toProviderRequest(
-    input.format,
-    prompt,
-    cache ? { cacheBreakpoints: suggestCacheBreakpoints(prompt) } : {},
-  );
-  return input.tools.length === 0 ? body : { ...body, tools: toolsForFormat(input.format, input.tools) };
+/** The request body the turn asks its pipeline for: the caller's format, cache breakpoints and the turn's tools. */
+function requestSpec<F extends ProviderFormat>(input: TurnInput<F>): RequestSpec {
+  return { format: input.format, tools: input.tools, cacheBreakpoints: input.cacheControl };
 }
 
 /** Announces the check and runs one of the turn's pipelines (its free strategies, or all of them). */
@@ -151,6 +137,7 @@ async function runInline<F extends ProviderFormat>(
     rehydrated: input.inputs.rehydrated,
     ...(state.previous === undefined ? {} : { previous: state.previous }),
     ...(input.signal === undefined ? {} : { signal: input.signal }),
+    request: requestSpec(input),
     ...(state.abandon === undefined ? {} : { abandon: state.abandon }),
   });
   return result;

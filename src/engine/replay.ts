@@ -1,7 +1,6 @@
 import { LedgerError, NotFoundError } from "../errors/ledger-error.js";
 import { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
-import { RENDER_FORMAT_VERSION } from "../render/placeholders.js";
 import {
   type ProviderFormat,
   type ProviderRequestMap,
@@ -11,6 +10,7 @@ import {
 import { renderPrompt } from "../render/render-prompt.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
 import type { ModelCallRecord } from "../stores/model-call-store.js";
+import { RENDER_FORMAT_VERSION } from "../texts/placeholders.js";
 import { loadTurnInputs } from "./call-record.js";
 import { observed } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";

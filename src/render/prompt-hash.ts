@@ -4,8 +4,8 @@ import { deepFreeze } from "../log/deep-freeze.js";
 import type { Part, Role } from "../log/message.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
+import { RENDER_FORMAT_VERSION } from "../texts/placeholders.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
-import { RENDER_FORMAT_VERSION } from "./placeholders.js";
 import type { Provenance, RenderedMessage, RenderedPrompt } from "./rendered-prompt.js";
 
 /**

@@ -14,7 +14,7 @@ import {
   type PlanAction,
   type RecordByKind,
 } from "../plan/compaction-plan.js";
-import { pendingResultText, pointerText, summaryText } from "./placeholders.js";
+import { pendingResultText, pointerText, summaryText } from "../texts/placeholders.js";
 import { renderPrompt } from "./render-prompt.js";
 import type { RenderedPrompt } from "./rendered-prompt.js";
 

@@ -4,8 +4,14 @@ import type { CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
 import type { Decision } from "../plan/resolve-plan.js";
 import { assertPlanValid } from "../plan/validate-plan.js";
+import {
+  clearMessage,
+  type PendingStub,
+  pendingStub,
+  pointerText,
+  summaryText,
+} from "../texts/placeholders.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
-import { clearMessage, type PendingStub, pendingStub, pointerText, summaryText } from "./placeholders.js";
 import { finishPrompt, hashedAsDigest, lazyProvenance, makeRendered } from "./prompt-hash.js";
 import type { Provenance, RenderedMessage, RenderedPrompt } from "./rendered-prompt.js";
 import { type SpanSources, spanSourcesOf } from "./span-sources.js";

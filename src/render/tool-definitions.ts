@@ -2,9 +2,10 @@
  * The tools a turn offers the model, in one neutral shape, written into each provider's request and counted
  * against the budget (tool definitions travel with every request and take room the history cannot use).
  */
+
+import { textTokenCounter } from "../texts/text-excerpt.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
 import type { ProviderFormat } from "./provider-rules.js";
-import { textTokenCounter } from "./text-excerpt.js";
 
 /** A function tool: its name, what it does, and its arguments as a JSON Schema object. */
 export interface ToolDefinition {

@@ -20,8 +20,3 @@ export interface SummaryCache {
   get(key: string): Promise<CachedSummary | undefined>;
   set(key: string, summary: CachedSummary): Promise<void>;
 }
-
-/** The cache key of a summary: the span's content hash, the summarizer and its prompt version. */
-export function summaryCacheKey(spanHash: string, summarizerId: string, promptVersion: string): string {
-  return `${summarizerId}\u0000${promptVersion}\u0000${spanHash}`;
-}

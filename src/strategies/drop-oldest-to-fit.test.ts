@@ -2,12 +2,12 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { arbitraryBatches, fcParams } from "../../test/support/arbitrary-log.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";
+import { renderHistory } from "../../test/support/strategy-context.js";
 import { BudgetInfeasibleError } from "../errors/ledger-error.js";
 import { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, emptyPlan } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
 import { validatePlan } from "../plan/validate-plan.js";
-import { renderPrompt } from "../render/render-prompt.js";
 import { dropOldestToFit, pinnedGroups } from "./drop-oldest-to-fit.js";
 
 const counter = simpleCounter();
@@ -37,7 +37,7 @@ describe("dropOldestToFit", () => {
             return;
           }
           expect(validatePlan(next, log)).toEqual([]);
-          expect(renderPrompt(log, next, { counter }).tokenCount).toBeLessThanOrEqual(budget);
+          expect(renderHistory(log, next, counter).tokenCount).toBeLessThanOrEqual(budget);
           const dropped = new Set(droppedSeqs(log, next));
           for (const g of pinnedGroups(log))
             for (const seq of log.groupAt(g).seqs) expect(dropped.has(seq)).toBe(false);

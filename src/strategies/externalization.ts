@@ -6,8 +6,7 @@ import { type Sensitivity, type ToolResultPart, textOf, toolCallsOf } from "../l
 import type { ThreadLog } from "../log/thread-log.js";
 import type { ExternalizationRecord, PlanAction } from "../plan/compaction-plan.js";
 import { resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
-import { formatSize, pointerText } from "../render/placeholders.js";
-import { type ArtifactStore, mayRead } from "../stores/artifact-store.js";
+import { formatSize, pointerText } from "../texts/placeholders.js";
 import { compactable, groupTokens, untouched } from "./group-accounting.js";
 import { parseOptions } from "./options.js";
 import type { Proposal, Strategy, StrategyContext, StrategyNote } from "./strategy.js";
@@ -29,14 +28,32 @@ export const externalizationOptionsSchema = z.strictObject({
   trigger: windowTriggerSchema.optional(),
 });
 
+/** What externalization writes for one group: the stores' `ArtifactInput`, as far as it fills it in. */
+export interface ArtifactWrite {
+  readonly content: string;
+  readonly tenant: string;
+  readonly sensitivity: Sensitivity;
+  readonly threadId: string;
+  readonly sourceIds: ReadonlyArray<string>;
+  readonly ttlMs?: number;
+}
+
+/**
+ * Where externalized groups go: the part of an artifact store the strategy uses (any `ArtifactStore` is one). A
+ * put answers with the artifact's id, which the pointer names, and the size it stored.
+ */
+export interface ArtifactPort {
+  put(input: ArtifactWrite): Promise<{ readonly artifactId: string; readonly sizeChars: number }>;
+}
+
 /** Options of {@link createExternalization}: the JSON part plus the store the artifacts go to. */
 export type ExternalizationOptions = z.input<typeof externalizationOptionsSchema> & {
-  readonly store: ArtifactStore;
+  readonly store: ArtifactPort;
 };
 
 interface Settings {
   readonly name: string;
-  readonly store: ArtifactStore;
+  readonly store: ArtifactPort;
   readonly tenant: string;
   readonly minChars: number;
   readonly summaryChars: number;
@@ -126,12 +143,23 @@ function resultOf(log: ThreadLog, group: Group, callSeq: number, callId: string)
   return undefined;
 }
 
+/**
+ * Sensitivity classes from the least to the most sensitive, ranked as the artifact stores rank them when they
+ * check a reader's clearance (`mayRead`).
+ */
+const STRICTNESS: Readonly<Record<Sensitivity, number>> = Object.freeze({
+  public: 0,
+  internal: 1,
+  confidential: 2,
+  restricted: 3,
+});
+
 /** The strictest sensitivity among a group's messages (default `internal`). */
 function sensitivityOf(log: ThreadLog, group: Group): Sensitivity {
   let out: Sensitivity | undefined;
   for (const seq of group.seqs) {
     const s = log.at(seq)!.meta.sensitivity;
-    if (s !== undefined) out = out === undefined || mayRead(out, s) ? s : out;
+    if (s !== undefined) out = out === undefined || STRICTNESS[out] <= STRICTNESS[s] ? s : out;
   }
   return out ?? "internal";
 }

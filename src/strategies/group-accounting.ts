@@ -1,9 +1,7 @@
 import type { Group } from "../log/groups.js";
 import type { ThreadLog } from "../log/thread-log.js";
-import type { CompactionPlan } from "../plan/compaction-plan.js";
 import { decisionAt, type SeqResolution } from "../plan/resolve-for-log.js";
-import { pendingStub } from "../render/placeholders.js";
-import { renderPrompt } from "../render/render-prompt.js";
+import { pendingStub } from "../texts/placeholders.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
 
 // Stub tokens per counter and group version: a pending group's version only changes when a result arrives.
@@ -122,30 +120,4 @@ export function compactable(log: ThreadLog, group: Group): boolean {
   if (group.kind === "system" || group.pending) return false;
   for (const seq of group.seqs) if (log.at(seq)!.meta.pinned === true) return false;
   return true;
-}
-
-/**
- * The renderer's own tokens per group under a plan (index = group index): each rendered message is charged to
- * the group of its first source message, so a summary or pointer is charged to the group where it appears.
- */
-export function renderedGroupTokens(
-  log: ThreadLog,
-  plan: CompactionPlan,
-  counter: MessageCounter,
-): Float64Array {
-  const prompt = renderPrompt(log, plan, { counter, validatePlan: false });
-  const perGroup = new Float64Array(log.groupCount);
-  let hint = 0;
-  for (const message of prompt.messages) {
-    const first = message.provenance.sourceIds[0];
-    if (first === undefined) continue;
-    const seq = log.seqOf(first, hint);
-    if (seq === undefined) continue;
-    hint = seq;
-    // A projected log does not know the group of a message it does not hold (a summary's first source, say).
-    // Every group a caller can name there is held whole, so those tokens belong to none it can ask about.
-    if (!log.holds(seq)) continue;
-    perGroup[log.groupIndexOf(seq)]! += message.tokens;
-  }
-  return perGroup;
 }

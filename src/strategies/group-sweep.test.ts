@@ -13,9 +13,9 @@ import {
   type PlanAction,
 } from "../plan/compaction-plan.js";
 import { generateSampleSession } from "../sample/sample-session.js";
-import type { PipelineStrategy } from "./pipeline.js";
 import { createRollingWindow } from "./rolling-window.js";
 import { createSlidingWindow } from "./sliding-window.js";
+import type { Strategy, StrategyContext } from "./strategy.js";
 import { createSummarization } from "./summarization.js";
 import type { Summarizer } from "./summarizer.js";
 import { createToolResultRetention, type ToolResultRetentionOptions } from "./tool-result-retention.js";
@@ -44,7 +44,8 @@ const retentionOptions: ReadonlyArray<ToolResultRetentionOptions> = [
   { default: { keepTurns: 1, keepLast: 2, minChars: 0 }, tools: { read_file: { neverEvict: true } } },
 ];
 
-type Make = () => PipelineStrategy;
+// Strategies that fire by their own rule say so with `due` (a pipeline asks it while under target).
+type Make = () => Strategy & { due?(context: StrategyContext): boolean };
 
 const makers: ReadonlyArray<readonly [string, Make]> = [
   ...retentionOptions.map((o, i) => [`retention ${i}`, () => createToolResultRetention(o)] as const),

@@ -1,14 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { call, result, text } from "../../test/support/builders.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";
-import { runStrategy, strategyContext } from "../../test/support/strategy-context.js";
+import { renderHistory, runStrategy, strategyContext } from "../../test/support/strategy-context.js";
 import { BudgetInfeasibleError } from "../errors/ledger-error.js";
 import type { MessageInput } from "../log/message.js";
 import { ThreadLog } from "../log/thread-log.js";
 import { emptyPlan, extendPlan } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
 import { validatePlan } from "../plan/validate-plan.js";
-import { renderPrompt } from "../render/render-prompt.js";
 import { createHardFallback, protectedGroups } from "./hard-fallback.js";
 
 const counter = simpleCounter();
@@ -28,7 +27,7 @@ function run(n: number, size = 400, newTurn = false): MessageInput[] {
 }
 
 const tokensOf = (log: ThreadLog, plan: ReturnType<typeof emptyPlan>) =>
-  renderPrompt(log, plan, { counter }).tokenCount;
+  renderHistory(log, plan, counter).tokenCount;
 const kindAt = (log: ThreadLog, plan: ReturnType<typeof emptyPlan>, id: string) =>
   decisionAt(resolveForLog(plan, log), log.seqOf(id)!)?.kind;
 
@@ -111,7 +110,7 @@ describe("createHardFallback", () => {
   it("does not drop the newest droppable group for the goal when the target keeps it", async () => {
     const log = ThreadLog.from("t", run(6, 800));
     const fallback = createHardFallback({ protect: "lastUserMessage" });
-    const rendered = renderPrompt(log, emptyPlan("t"), { counter }).messages;
+    const rendered = renderHistory(log, emptyPlan("t"), counter).messages;
     const head = counter.requestOverhead + rendered[0]!.tokens + rendered[1]!.tokens;
     const newest = rendered.slice(-2).reduce((n, m) => n + m.tokens, 0);
     // The goal is reachable only by dropping every droppable group; the target keeps the newest one.

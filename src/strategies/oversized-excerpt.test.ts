@@ -1,25 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { call, result, text, validationError } from "../../test/support/builders.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";
-import { runStrategy } from "../../test/support/strategy-context.js";
+import { renderHistory, runStrategy } from "../../test/support/strategy-context.js";
 import { answers, asks, user } from "../../test/support/strategy-fixtures.js";
-import {
-  trajectoriesAvailable,
-  trajectoriesSkipReason,
-  trajectory,
-} from "../../test/support/trajectories.js";
-import { parseTranscript } from "../log/import-jsonl.js";
 import type { MessageInput } from "../log/message.js";
 import { ThreadLog } from "../log/thread-log.js";
 import { emptyPlan } from "../plan/compaction-plan.js";
-import { parsePlan, serializePlan } from "../plan/plan-schema.js";
 import { validatePlan } from "../plan/validate-plan.js";
-import { renderPrompt } from "../render/render-prompt.js";
-import type { RenderedPrompt } from "../render/rendered-prompt.js";
-import { createTokenizer } from "../tokens/create-tokenizer.js";
-import { createMessageCounter } from "../tokens/message-counter.js";
 import { createOversizedExcerpt } from "./oversized-excerpt.js";
-import { pipelineFromConfig } from "./pipeline-config.js";
 
 const counter = simpleCounter();
 const numbered = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag} ${i}`).join("\n");
@@ -41,7 +29,7 @@ function hugeResultLog(): ThreadLog {
   ]);
 }
 
-const bodyOf = (prompt: RenderedPrompt, id: string) =>
+const bodyOf = (prompt: ReturnType<typeof renderHistory>, id: string) =>
   prompt.messages.find((m) => m.provenance.sourceIds[0] === id)!.parts;
 
 describe("createOversizedExcerpt", () => {
@@ -51,7 +39,7 @@ describe("createOversizedExcerpt", () => {
     const { proposal, plan } = await runStrategy(createOversizedExcerpt(), log, emptyPlan("t"), { target });
     expect(proposal.actions.map((a) => [a.kind, ...a.span])).toEqual([["clear", "r3"]]);
     expect(validatePlan(plan, log)).toEqual([]);
-    const prompt = renderPrompt(log, plan, { counter });
+    const prompt = renderHistory(log, plan, counter);
     const cut = prompt.messages.find((m) => m.provenance.sourceIds[0] === "r3")!;
     expect(cut.tokens).toBeLessThanOrEqual(target * 0.125);
     const [big, tiny] = bodyOf(prompt, "r3") as unknown as [{ content: string }, { content: string }];
@@ -71,7 +59,7 @@ describe("createOversizedExcerpt", () => {
     const roomy = await runStrategy(createOversizedExcerpt(), log, emptyPlan("t"), { target: 1_000_000 });
     expect(roomy.proposal.actions).toEqual([]);
     expect(roomy.proposal.notes?.[0]?.code).toBe("nothing_to_do");
-    const full = renderPrompt(log, emptyPlan("t"), { counter }).tokenCount;
+    const full = renderHistory(log, emptyPlan("t"), counter).tokenCount;
     const always = createOversizedExcerpt({ when: "always", share: 0.5, keepShare: 0.2 });
     const fits = await runStrategy(always, log, emptyPlan("t"), { target: full + 10 });
     expect(fits.proposal.actions.map((a) => a.span)).toEqual([["r3"]]);
@@ -105,56 +93,4 @@ describe("createOversizedExcerpt", () => {
       expect(error.message).toContain("oversizedExcerpt");
     }
   });
-
-  it("is a built-in of pipeline configs", () => {
-    const { pipeline } = pipelineFromConfig({ strategies: [{ use: "oversizedExcerpt", share: 0.3 }] });
-    expect(pipeline).toBeDefined();
-  });
 });
-
-describe.skipIf(!trajectoriesAvailable)(
-  `oversized results of real runs ${trajectoriesSkipReason ?? ""}`,
-  () => {
-    const tokenCounter = createMessageCounter(createTokenizer({ model: "gpt-4o" }), "openai");
-
-    it("mini-swe-agent/django__django-15629: the 152 KB last result is excerpted, every earlier message stays", async () => {
-      const messages = parseTranscript(trajectory("mini-swe-agent/django__django-15629.jsonl").text);
-      const log = ThreadLog.from("t", messages);
-      const last = log.at(log.length - 1)!;
-      expect(last.role).toBe("tool");
-      expect(JSON.stringify(last.parts).length).toBeGreaterThan(150_000);
-      const whole = renderPrompt(log, emptyPlan("t"), { counter: tokenCounter });
-      const bigTokens = whole.messages[whole.messages.length - 1]!.tokens;
-      const rest = whole.tokenCount - bigTokens;
-      // A budget the rest fits in, and the whole does not: the big result alone is over a quarter of it.
-      const contextWindow = Math.ceil((rest + bigTokens / 2) / 0.99);
-      const { pipeline, budget } = pipelineFromConfig({
-        budget: { contextWindow, reserveOutput: 0, safetyMargin: 0 },
-        strategies: [{ use: "oversizedExcerpt" }],
-        fallback: false,
-      });
-      expect(bigTokens).toBeGreaterThan(contextWindow * 0.25);
-      const out = await pipeline.run({ log, plan: emptyPlan("t"), counter: tokenCounter, budget: budget! });
-      expect(out.ok).toBe(true);
-      if (!out.ok) return;
-      expect(out.prompt.tokenCount).toBeLessThanOrEqual(contextWindow);
-      // Nothing was dropped or summarized: every message is still there, in order.
-      const sources = out.prompt.messages.flatMap((m) => m.provenance.sourceIds);
-      expect(sources).toEqual(log.messages.map((m) => m.id));
-      const kinds = out.prompt.messages.map((m) => m.provenance.kind);
-      expect(kinds).toEqual([...log.messages.slice(0, -1).map(() => "original"), "cleared"]);
-      const cutAction = out.plan.actions.find((a) => a.strategy === "oversizedExcerpt")!;
-      expect(cutAction.span).toEqual([last.id]);
-      const rendered = out.prompt.messages[out.prompt.messages.length - 1]!;
-      const content = (rendered.parts[0] as { content: string }).content;
-      const original = (last.parts[0] as { content: string }).content;
-      expect(content).toMatch(/\[… \d+ chars \(\d+ lines, ~\d+ tokens\) omitted …\]/);
-      expect(original.startsWith(content.slice(0, 200))).toBe(true);
-      expect(original.endsWith(content.slice(-200))).toBe(true);
-      expect(rendered.tokens).toBeLessThanOrEqual(Math.floor(contextWindow * 0.125));
-      // Replay: the plan renders the same bytes after a JSON round trip.
-      const again = renderPrompt(log, parsePlan(serializePlan(out.plan)), { counter: tokenCounter });
-      expect(again.hash).toBe(out.prompt.hash);
-    });
-  },
-);

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { arbitraryLogAndPlan, fcParams } from "../../test/support/arbitrary-log.js";
 import { call, records, result, text, validationError } from "../../test/support/builders.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";
+import { renderHistory } from "../../test/support/strategy-context.js";
 import {
   chatTurn,
   checkedStep,
@@ -14,7 +15,6 @@ import {
 import type { MessageInput } from "../log/message.js";
 import { ThreadLog } from "../log/thread-log.js";
 import { createPlan, emptyPlan } from "../plan/compaction-plan.js";
-import { renderPrompt } from "../render/render-prompt.js";
 import {
   createRollingWindow,
   type RollingWindowOptions,
@@ -164,7 +164,7 @@ describe("createRollingWindow", () => {
     expect(
       (await checkedStep(createRollingWindow({ keepTurns: 1, trigger: { turns: 2 } }), log)).proposal.actions,
     ).toHaveLength(1);
-    const tokens = renderPrompt(log, emptyPlan("t"), { counter }).tokenCount;
+    const tokens = renderHistory(log, emptyPlan("t"), counter).tokenCount;
     const byUsage = createRollingWindow({ keepTurns: 1, trigger: { usage: 1 } });
     expect((await checkedStep(byUsage, log, undefined, tokens)).proposal.actions).toHaveLength(0);
     expect((await checkedStep(byUsage, log, undefined, tokens - 1)).proposal.actions).toHaveLength(1);

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { arbitraryLogAndPlan, fcParams } from "../../test/support/arbitrary-log.js";
 import { call, records, result, text, validationError } from "../../test/support/builders.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";
+import { renderHistory } from "../../test/support/strategy-context.js";
 import {
   chatTurn,
   checkedStep,
@@ -15,7 +16,6 @@ import { importTranscript } from "../log/import-jsonl.js";
 import type { MessageInput } from "../log/message.js";
 import { ThreadLog } from "../log/thread-log.js";
 import { createPlan, emptyPlan, type PlanAction } from "../plan/compaction-plan.js";
-import { renderPrompt } from "../render/render-prompt.js";
 import {
   createSlidingWindow,
   type SlidingWindowOptions,
@@ -125,7 +125,7 @@ describe("createSlidingWindow", () => {
 
   it("waits for its trigger: usage of the context window, or live message / turn / group counts", async () => {
     const log = chat(3);
-    const tokens = renderPrompt(log, emptyPlan("t"), { counter }).tokenCount;
+    const tokens = renderHistory(log, emptyPlan("t"), counter).tokenCount;
     const byUsage = createSlidingWindow({ keepGroups: 2, trigger: { usage: 0.5 } });
     expect((await checkedStep(byUsage, log, undefined, tokens * 2)).proposal.actions).toHaveLength(0);
     expect((await checkedStep(byUsage, log, undefined, tokens * 2 - 1)).proposal.actions).toHaveLength(1);

@@ -41,6 +41,16 @@ export interface StrategyContext {
   readonly signal?: AbortSignal;
   /** The renderer's token count of the history under another plan (for strategies that check their gain). */
   measure(plan: CompactionPlan): number;
+  /**
+   * The renderer's own tokens per group of the history under a plan (index = group index): each rendered message
+   * counts for the group of its first source message, so a summary or pointer counts where it appears.
+   */
+  tokensByGroup(plan: CompactionPlan): ArrayLike<number>;
+  /**
+   * The seqs of the log messages the history shows as they are under a plan, in request order (a tool message
+   * the renderer splits by the call it answers appears once per piece).
+   */
+  verbatimSeqs(plan: CompactionPlan): ReadonlyArray<number>;
 }
 
 /** Something a strategy wants the caller to know that is not an action (a failure reported as data). */

@@ -1,17 +1,21 @@
 import { describe, expect, it } from "vitest";
 import { call, result, text } from "../../test/support/builders.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";
-import { runStrategy } from "../../test/support/strategy-context.js";
+import { renderHistory, runStrategy } from "../../test/support/strategy-context.js";
 import { SummarizerError, type SummarizerFailure, ValidationError } from "../errors/ledger-error.js";
 import type { MessageInput } from "../log/message.js";
 import { ThreadLog } from "../log/thread-log.js";
 import { emptyPlan, type PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
 import { validatePlan } from "../plan/validate-plan.js";
-import { renderPrompt } from "../render/render-prompt.js";
-import { createMemorySummaryCache } from "../stores/memory/memory-summary-cache.js";
 import { createSummarization } from "./summarization.js";
-import type { Summarizer, SummaryRequest } from "./summarizer.js";
+import {
+  type Summarizer,
+  type SummaryCachePort,
+  type SummaryRequest,
+  type SummaryResult,
+  summaryCacheKey,
+} from "./summarizer.js";
 import { createExtractiveSummarizer } from "./summarizers/extractive-summarizer.js";
 
 /** System, user request, then `n` tool rounds; round i's assistant message carries a reasoning part. */
@@ -52,6 +56,20 @@ function recording(summary = "what happened"): Summarizer & { requests: SummaryR
   };
 }
 
+/** A summary cache as the strategy sees it (the stores' caches are tested with the stores). */
+function mapCache(): SummaryCachePort & { readonly keys: string[] } {
+  const entries = new Map<string, SummaryResult>();
+  const keys: string[] = [];
+  return {
+    keys,
+    get: async (key) => entries.get(key),
+    set: async (key, summary) => {
+      keys.push(key);
+      entries.set(key, summary);
+    },
+  };
+}
+
 const simpleCount = simpleCounter();
 const summaries = (actions: ReadonlyArray<PlanAction>) => actions.filter((a) => a.kind === "summarize");
 
@@ -69,7 +87,7 @@ describe("createSummarization", () => {
     expect(validatePlan(plan, log)).toEqual([]);
     expect(summarizer.requests[0]!.messages.map((m) => m.id)).toEqual(action!.span);
     // Reasoning travels with its call: the whole group is summarized, nothing is edited.
-    const rendered = renderPrompt(log, plan, { counter: simpleCount }).messages;
+    const rendered = renderHistory(log, plan, simpleCount).messages;
     expect(rendered.filter((m) => m.provenance.kind === "summary")).toHaveLength(1);
   });
 
@@ -77,7 +95,7 @@ describe("createSummarization", () => {
     const log = ThreadLog.from("t", agentRun(12));
     const strategy = createSummarization({ summarizer: recording(), minKeepGroups: 3 });
     const { plan } = await runStrategy(strategy, log, emptyPlan("t"), { target: 500, goal: 400 });
-    const tokens = renderPrompt(log, plan, { counter: simpleCount }).tokenCount;
+    const tokens = renderHistory(log, plan, simpleCount).tokenCount;
     expect(tokens).toBeLessThanOrEqual(400 + 150);
     const resolution = resolveForLog(plan, log);
     for (const id of ["a9", "t9", "a10", "t10", "a11", "t11", "u0", "sys"]) {
@@ -105,10 +123,7 @@ describe("createSummarization", () => {
       const { plan } = await runStrategy(strategy, log, emptyPlan("t"), { target: goal + 100, goal });
       const request = greedy.requests.at(-1)!;
       expect(request.maxTokens).toBeGreaterThanOrEqual(64);
-      expect(
-        renderPrompt(log, plan, { counter: simpleCount }).tokenCount,
-        `goal ${goal}`,
-      ).toBeLessThanOrEqual(goal);
+      expect(renderHistory(log, plan, simpleCount).tokenCount, `goal ${goal}`).toBeLessThanOrEqual(goal);
       // The room goes to the summary: more than the old fixed 10 % of the goal, less than the goal.
       expect(request.maxTokens).toBeGreaterThan(goal * 0.1);
       // What stays verbatim is passed along, so the summary can leave out what it still shows.
@@ -144,7 +159,7 @@ describe("createSummarization", () => {
     expect(summarizer.requests[1]!.previous?.text).toBe((older!.record as { summary: string }).summary);
     // The second request only carries the new messages; the old ones reach it through `previous`.
     expect(summarizer.requests[1]!.messages.some((m) => older!.span.includes(m.id))).toBe(false);
-    const rendered = renderPrompt(grown, two.plan, { counter: simpleCount });
+    const rendered = renderHistory(grown, two.plan, simpleCount);
     const summaryMessages = rendered.messages.filter((m) => m.provenance.kind === "summary");
     expect(summaryMessages).toHaveLength(1);
     // The summary sits where the oldest summarized message was: right after the user request.
@@ -156,14 +171,14 @@ describe("createSummarization", () => {
     const strategy = createSummarization({ summarizer, target: 2, threshold: 2 });
     const first = ThreadLog.from("t", agentRun(6));
     const one = await runStrategy(strategy, first, emptyPlan("t"));
-    const before = renderPrompt(first, one.plan, { counter: simpleCount }).messages;
+    const before = renderHistory(first, one.plan, simpleCount).messages;
     const grown = first.append(agentRun(6, 6));
     const two = await runStrategy(strategy, grown, one.plan);
     const [older, newer] = summaries(two.plan.actions);
     expect(newer!.span.some((id) => older!.span.includes(id))).toBe(false);
     expect(summarizer.requests[1]!.previous).toBeUndefined();
     expect(newer!.reason).toContain("after the earlier summary");
-    const after = renderPrompt(grown, two.plan, { counter: simpleCount }).messages;
+    const after = renderHistory(grown, two.plan, simpleCount).messages;
     expect(after.filter((m) => m.provenance.kind === "summary")).toHaveLength(2);
     // System prompt, user request and the first summary: the same bytes as before, so a prompt cache keeps them.
     expect(after.slice(0, 3).map((m) => m.contentHash)).toEqual(before.slice(0, 3).map((m) => m.contentHash));
@@ -201,19 +216,19 @@ describe("createSummarization", () => {
     for (const earlier of summaries(plan.actions).slice(0, 2)) {
       for (const id of earlier.span) expect(decisionAt(resolution, log.seqOf(id)!)?.action).toBe(last);
     }
-    const rendered = renderPrompt(log, plan, { counter: simpleCount }).messages;
+    const rendered = renderHistory(log, plan, simpleCount).messages;
     expect(rendered.filter((m) => m.provenance.kind === "summary")).toHaveLength(1);
   });
 
   it("leaves the tail byte-identical: messages after the span render exactly as before", async () => {
     const log = ThreadLog.from("t", agentRun(8));
-    const before = renderPrompt(log, emptyPlan("t"), { counter: simpleCount }).messages;
+    const before = renderHistory(log, emptyPlan("t"), simpleCount).messages;
     const { plan } = await runStrategy(
       createSummarization({ summarizer: recording(), target: 3 }),
       log,
       emptyPlan("t"),
     );
-    const after = renderPrompt(log, plan, { counter: simpleCount }).messages;
+    const after = renderHistory(log, plan, simpleCount).messages;
     // Everything after the summary message is the verbatim tail: the same messages as the end of the old render.
     const at = after.findIndex((m) => m.provenance.kind === "summary");
     expect(at).toBeGreaterThan(0);
@@ -225,7 +240,7 @@ describe("createSummarization", () => {
 
   it("caches by span content, summarizer and prompt version: the same span is summarized once", async () => {
     const summarizer = recording();
-    const cache = createMemorySummaryCache();
+    const cache = mapCache();
     const strategy = createSummarization({ summarizer, cache, target: 2 });
     const log = ThreadLog.from("t", agentRun(6));
     const a = await runStrategy(strategy, log, emptyPlan("t"));
@@ -236,6 +251,11 @@ describe("createSummarization", () => {
     const v2 = { ...recording(), promptVersion: "v2" };
     await runStrategy(createSummarization({ summarizer: v2, cache, target: 2 }), log, emptyPlan("t"));
     expect(v2.requests).toHaveLength(1);
+    const { spanHash } = summaries(a.plan.actions)[0]!.record as { spanHash: string };
+    expect(cache.keys).toEqual([
+      summaryCacheKey(spanHash, "rec", "v1"),
+      summaryCacheKey(spanHash, "rec", "v2"),
+    ]);
   });
 
   it("never touches pending calls, pinned messages or the last user message", async () => {

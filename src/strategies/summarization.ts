@@ -1,19 +1,24 @@
 import { z } from "zod";
 import { SummarizerError, ValidationError } from "../errors/ledger-error.js";
 import { canonicalJson, sha256Hex } from "../log/canonical-json.js";
-import type { Group } from "../log/groups.js";
 import type { Message } from "../log/message.js";
 import type { PlanAction } from "../plan/compaction-plan.js";
 import { resolveForLog } from "../plan/resolve-for-log.js";
 import { spanOfSeqs } from "../plan/span-seqs.js";
-import { summaryText } from "../render/placeholders.js";
-import { renderPrompt } from "../render/render-prompt.js";
-import { textTokenCounter } from "../render/text-excerpt.js";
-import { type SummaryCache, summaryCacheKey } from "../stores/summary-cache.js";
-import { renderedGroupTokens } from "./group-accounting.js";
+import { textTokenCounter } from "../texts/text-excerpt.js";
 import { parseOptions } from "./options.js";
 import type { Proposal, Strategy, StrategyContext, StrategyNote } from "./strategy.js";
-import type { Summarizer, SummaryResult } from "./summarizer.js";
+import { type Summarizer, type SummaryCachePort, type SummaryResult, summaryCacheKey } from "./summarizer.js";
+import {
+  type Accounting,
+  accountingOf,
+  MIN_SUMMARY_TOKENS,
+  type Placement,
+  placements,
+  type RoomSettings,
+  spanLength,
+  summaryTokens,
+} from "./summary-room.js";
 import { absorbable, type StackedSummary, summaryMemo } from "./summary-span.js";
 
 /** JSON-shaped options of {@link createSummarization} (the summarizer and cache are passed beside them). */
@@ -50,117 +55,14 @@ export const summarizationOptionsSchema = z.strictObject({
 /** Options of {@link createSummarization}. */
 export type SummarizationOptions = z.infer<typeof summarizationOptionsSchema> & {
   readonly summarizer: Summarizer;
-  readonly cache?: SummaryCache;
+  readonly cache?: SummaryCachePort;
 };
 
-interface Settings {
+interface Settings extends RoomSettings {
   readonly name: string;
-  readonly target: number | undefined;
-  readonly threshold: number;
-  readonly minKeepGroups: number;
   readonly minSpanGroups: number;
-  readonly maxSummaryTokens: number | undefined;
-  readonly summaryShare: number;
-  readonly maxStacked: number;
   readonly summarizer: Summarizer;
-  readonly cache: SummaryCache | undefined;
-}
-
-/** The smallest summary worth asking for; a span is chosen so that at least this much room is left for it. */
-const MIN_SUMMARY_TOKENS = 64;
-/** The largest summary asked for when no `maxSummaryTokens` is set (it is also held to half the span). */
-const MAX_SUMMARY_TOKENS = 8_000;
-/** Tokens kept spare for the seam between the summary's header and its text. */
-const SEAM_TOKENS = 2;
-
-/** What the span choice and the summary's size are measured against: the renderer's tokens under the plan. */
-interface Accounting {
-  /** Rendered tokens per group (index = group index). */
-  readonly perGroup: Float64Array;
-  /** Rendered tokens of the summaries the new one absorbs (they go with the span). */
-  readonly previousTokens: number;
-  /** Tokens of the new summary message without its text (framing and header). */
-  readonly overhead: number;
-  /** The least room the span must leave for the new summary's text. */
-  readonly allowance: number;
-}
-
-/** Rendered tokens of a summary in force, counted from its record: a restored log may not hold its first source. */
-function summaryTokensOf(ctx: StrategyContext, summary: StackedSummary): number {
-  const text = summaryText(summary.record, summary.seqs.length);
-  return ctx.counter.countMessage({ role: "assistant", parts: [{ type: "text", text }] });
-}
-
-function accountingOf(
-  ctx: StrategyContext,
-  previousTokens: number,
-  messages: number,
-  allowance: number,
-): Accounting {
-  const perGroup = renderedGroupTokens(ctx.log, ctx.plan, ctx.counter);
-  const header = summaryText(
-    { kind: "summarize", summary: "", summarizerId: "", promptVersion: "" },
-    Math.max(messages, 10),
-  );
-  const overhead = ctx.counter.countMessage({ role: "assistant", parts: [{ type: "text", text: header }] });
-  return { perGroup, previousTokens, overhead: overhead + SEAM_TOKENS, allowance };
-}
-
-/**
- * How many of the oldest candidates to summarize: by the count rule, then more while the request would stay over
- * the goal with the smallest summary in place of the span (the verbatim tail stays as long as the goal allows).
- * `room` is what the goal leaves for the summary's text once that many are gone (infinite when under the goal).
- */
-function spanLength(
-  ctx: StrategyContext,
-  settings: Settings,
-  groups: ReadonlyArray<Group>,
-  accounting: () => Accounting,
-): { count: number; room: number } {
-  const maxSpan = Math.max(0, groups.length - settings.minKeepGroups);
-  let count = 0;
-  if (settings.target !== undefined && groups.length > settings.target + settings.threshold) {
-    count = groups.length - settings.target;
-  }
-  let room = Number.POSITIVE_INFINITY;
-  if (ctx.tokens > ctx.goal) {
-    const { perGroup, previousTokens, overhead, allowance } = accounting();
-    const smallest = overhead + Math.min(allowance, settings.maxSummaryTokens ?? allowance);
-    let saved = previousTokens;
-    for (let i = 0; i < groups.length; i++) {
-      if (i >= count && ctx.tokens - saved + smallest <= ctx.goal) break;
-      saved += perGroup[groups[i]!.index]!;
-      count = Math.max(count, i + 1);
-    }
-    const taken = Math.min(count, maxSpan);
-    saved = previousTokens;
-    for (let i = 0; i < taken; i++) saved += perGroup[groups[i]!.index]!;
-    room = ctx.goal - (ctx.tokens - saved) - overhead;
-  }
-  return { count: Math.min(count, maxSpan), room };
-}
-
-/**
- * The summary's size: the room the goal leaves once the span (and the summaries it absorbs) is gone, held
- * between the floor and the cap (`maxSummaryTokens`, else half of what the span costs and at most 8,000; a
- * summary stacked after others also at most the room they leave it). Below the floor the floor wins: a span
- * kept whole would cost more.
- */
-function summaryTokens(
-  ctx: StrategyContext,
-  settings: Settings,
-  span: ReadonlyArray<Group>,
-  { perGroup, previousTokens, overhead }: Accounting,
-  stackedRoom: number | undefined,
-): number {
-  let spanTokens = previousTokens;
-  for (const group of span) spanTokens += perGroup[group.index]!;
-  const room = ctx.goal - (ctx.tokens - spanTokens) - overhead;
-  let cap =
-    settings.maxSummaryTokens ??
-    Math.min(MAX_SUMMARY_TOKENS, Math.max(MIN_SUMMARY_TOKENS, Math.floor(spanTokens / 2)));
-  if (stackedRoom !== undefined) cap = Math.min(cap, stackedRoom);
-  return Math.max(MIN_SUMMARY_TOKENS, Math.min(room, cap));
+  readonly cache: SummaryCachePort | undefined;
 }
 
 /**
@@ -168,16 +70,10 @@ function summaryTokens(
  * tail): what they show needs no room in the summary.
  */
 function visibleMessages(ctx: StrategyContext, span: ReadonlySet<number>): Message[] {
-  const prompt = renderPrompt(ctx.log, ctx.plan, { counter: ctx.counter, validatePlan: false });
   const out: Message[] = [];
-  let hint = 0;
   let last = -1;
-  for (const message of prompt.messages) {
-    if (message.provenance.kind !== "original") continue;
-    const id = message.provenance.sourceIds[0];
-    const seq = id === undefined ? undefined : ctx.log.seqOf(id, hint);
-    if (seq === undefined || seq === last || span.has(seq) || !ctx.log.holds(seq)) continue;
-    hint = seq;
+  for (const seq of ctx.verbatimSeqs(ctx.plan)) {
+    if (seq === last || span.has(seq) || !ctx.log.holds(seq)) continue;
     last = seq;
     out.push(ctx.log.at(seq)!);
   }
@@ -272,38 +168,6 @@ function mergeAscending(a: ReadonlyArray<number>, b: ReadonlyArray<number>): num
 function failureNote(error: unknown): StrategyNote {
   const message = error instanceof Error ? error.message : String(error);
   return { level: "error", code: "summarizer_failed", message, cause: error };
-}
-
-/** Where the next summary goes: after the summaries in force, or in place of them all, and the room it has. */
-interface Placement {
-  /** The summaries in force that the new one absorbs: none (it is stacked after them) or all. */
-  readonly absorbed: ReadonlyArray<StackedSummary>;
-  /** Rendered tokens of the absorbed summaries (they go with the span). */
-  readonly absorbedTokens: number;
-  /** The least room the span must leave for the new summary's text. */
-  readonly allowance: number;
-  /** The most a stacked summary may take: what the ones before it leave of the allowance. */
-  readonly stackedRoom: number | undefined;
-}
-
-/**
- * The placements worth trying, the prompt cache's favourite first: stacked after the summaries in force (the
- * request keeps their bytes), while there are fewer than `maxStacked` and they leave a quarter of the summaries'
- * allowance; then absorbing them all. Each summary in force is counted once.
- */
-function placements(
-  ctx: StrategyContext,
-  settings: Settings,
-  stack: ReadonlyArray<StackedSummary>,
-): Placement[] {
-  const allowance = Math.max(MIN_SUMMARY_TOKENS, Math.floor(ctx.goal * settings.summaryShare));
-  let used = 0;
-  for (const summary of stack) used += summaryTokensOf(ctx, summary);
-  const absorb: Placement = { absorbed: stack, absorbedTokens: used, allowance, stackedRoom: undefined };
-  if (stack.length === 0 || stack.length >= settings.maxStacked) return [absorb];
-  const room = allowance - used;
-  if (room < Math.max(MIN_SUMMARY_TOKENS, allowance / 4)) return [absorb];
-  return [{ absorbed: [], absorbedTokens: 0, allowance: room, stackedRoom: room }, absorb];
 }
 
 async function propose(ctx: StrategyContext, settings: Settings): Promise<Proposal> {

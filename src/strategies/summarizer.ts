@@ -54,3 +54,17 @@ export interface Summarizer {
   readonly local?: boolean;
   summarize(request: SummaryRequest): Promise<SummaryResult>;
 }
+
+/**
+ * Where summarization keeps the summaries it made, so the same span is never summarized twice: the part of a
+ * summary cache a strategy uses (the stores' `SummaryCache` is one). Keys come from {@link summaryCacheKey}.
+ */
+export interface SummaryCachePort {
+  get(key: string): Promise<SummaryResult | undefined>;
+  set(key: string, summary: SummaryResult): Promise<void>;
+}
+
+/** The cache key of a summary: the span's content hash, the summarizer and its prompt version. */
+export function summaryCacheKey(spanHash: string, summarizerId: string, promptVersion: string): string {
+  return `${summarizerId}\u0000${promptVersion}\u0000${spanHash}`;
+}

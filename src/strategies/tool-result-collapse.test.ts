@@ -4,7 +4,7 @@ import type { z } from "zod";
 import { arbitraryBatches, fcParams } from "../../test/support/arbitrary-log.js";
 import { call, result, text, validationError } from "../../test/support/builders.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";
-import { runStrategy } from "../../test/support/strategy-context.js";
+import { renderHistory, runStrategy } from "../../test/support/strategy-context.js";
 import {
   answers,
   asks,
@@ -17,7 +17,6 @@ import { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, emptyPlan, extendPlan } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
 import { validatePlan } from "../plan/validate-plan.js";
-import { renderPrompt } from "../render/render-prompt.js";
 import type { Proposal } from "./strategy.js";
 import {
   clipText,
@@ -52,8 +51,8 @@ async function run(
 ): Promise<{ proposal: Proposal; plan: CompactionPlan }> {
   const out = await runStrategy(createToolResultCollapse(options), log, plan);
   expect(validatePlan(out.plan, log)).toEqual([]);
-  expect(renderPrompt(log, out.plan, { counter }).tokenCount).toBeLessThanOrEqual(
-    renderPrompt(log, plan, { counter }).tokenCount,
+  expect(renderHistory(log, out.plan, counter).tokenCount).toBeLessThanOrEqual(
+    renderHistory(log, plan, counter).tokenCount,
   );
   return out;
 }

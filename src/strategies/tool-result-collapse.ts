@@ -4,7 +4,7 @@ import type { ToolResultPart } from "../log/message.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { PlanAction, SummarizationRecord } from "../plan/compaction-plan.js";
 import { resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
-import { summaryText } from "../render/placeholders.js";
+import { summaryText } from "../texts/placeholders.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
 import { compactable, groupTokens, untouched } from "./group-accounting.js";
 import { parseOptions } from "./options.js";

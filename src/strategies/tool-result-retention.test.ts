@@ -4,7 +4,7 @@ import type { z } from "zod";
 import { arbitraryBatches, fcParams } from "../../test/support/arbitrary-log.js";
 import { call, result, text, validationError } from "../../test/support/builders.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";
-import { runStrategy, strategyContext } from "../../test/support/strategy-context.js";
+import { renderHistory, runStrategy, strategyContext } from "../../test/support/strategy-context.js";
 import {
   answers,
   asks,
@@ -17,7 +17,6 @@ import { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, emptyPlan, extendPlan } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
 import { validatePlan } from "../plan/validate-plan.js";
-import { renderPrompt } from "../render/render-prompt.js";
 import type { Proposal } from "./strategy.js";
 import {
   createToolResultRetention,
@@ -46,7 +45,7 @@ async function run(
 ): Promise<{ proposal: Proposal; plan: CompactionPlan }> {
   const out = await runStrategy(createToolResultRetention(options), log, plan);
   expect(validatePlan(out.plan, log)).toEqual([]);
-  expect(renderPrompt(log, out.plan, { counter }).messages.length).toBeGreaterThan(0);
+  expect(renderHistory(log, out.plan, counter).messages.length).toBeGreaterThan(0);
   return out;
 }
 
@@ -422,7 +421,7 @@ describe("key lines of stubbed results", () => {
       text: `[result cleared: bash, ${Math.round(chars / 1024)} KB; key lines:]\n${planted}`,
     });
     expect(action.reason).toMatch(/keeping key lines/);
-    const rendered = renderPrompt(log, plan, { counter }).messages.find(
+    const rendered = renderHistory(log, plan, counter).messages.find(
       (m) => m.provenance.sourceIds[0] === "r0",
     );
     expect(rendered?.parts).toEqual([result("c0", excerpts![0]!.text)]);
@@ -439,7 +438,7 @@ describe("key lines of stubbed results", () => {
       log,
       emptyPlan("t"),
     );
-    const target = renderPrompt(log, bare.plan, { counter }).tokenCount;
+    const target = renderHistory(log, bare.plan, counter).tokenCount;
     const tight = await runStrategy(createToolResultRetention(options), log, emptyPlan("t"), { target });
     expect(tight.proposal.actions).toEqual(bare.proposal.actions);
     const roomy = await runStrategy(createToolResultRetention(options), log, emptyPlan("t"), {
@@ -474,7 +473,7 @@ describe("key lines of stubbed results", () => {
           const log = ThreadLog.from("t", inputs);
           const options = { default: { keepTurns: 1, keepLast: null, minChars: 0 } };
           const plan = emptyPlan("t");
-          const tokens = renderPrompt(log, plan, { counter }).tokenCount;
+          const tokens = renderHistory(log, plan, counter).tokenCount;
           const target = Math.floor(tokens * share);
           const propose = (o: ToolResultRetentionOptions, context: Parameters<typeof strategyContext>[2]) =>
             createToolResultRetention(o).propose(strategyContext(log, plan, context));
@@ -482,7 +481,7 @@ describe("key lines of stubbed results", () => {
           const always = await propose(options, { target: Number.MAX_SAFE_INTEGER });
           const bare = await propose({ ...options, keyLines: false }, { target });
           const measure = (p: Proposal) =>
-            renderPrompt(log, extendPlan(plan, p.actions, log.length), { counter }).tokenCount;
+            renderHistory(log, extendPlan(plan, p.actions, log.length), counter).tokenCount;
           const expected = measure(always) <= target ? always : bare;
           if (JSON.stringify(actual.actions) === JSON.stringify(expected.actions)) return;
           // Otherwise both are under target with gains the pipeline defers.

@@ -14,8 +14,8 @@ import {
 } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
 import type { Decision } from "../plan/resolve-plan.js";
-import { clearedArgsText, clearedResultText, keyLinesResultText } from "../render/placeholders.js";
-import { textTokenCounter } from "../render/text-excerpt.js";
+import { clearedArgsText, clearedResultText, keyLinesResultText } from "../texts/placeholders.js";
+import { textTokenCounter } from "../texts/text-excerpt.js";
 import { messageTokens } from "./group-accounting.js";
 import type { DecisionChange } from "./group-sweep.js";
 import { parseOptions } from "./options.js";

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { arbitraryLogAndPlan, fcParams } from "../../test/support/arbitrary-log.js";
 import { call, records, result, text, validationError } from "../../test/support/builders.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";
+import { renderHistory } from "../../test/support/strategy-context.js";
 import {
   checkedStep,
   checkWindowRun,
@@ -13,7 +14,6 @@ import {
 import { importTranscript } from "../log/import-jsonl.js";
 import { ThreadLog } from "../log/thread-log.js";
 import { createPlan, emptyPlan } from "../plan/compaction-plan.js";
-import { renderPrompt } from "../render/render-prompt.js";
 import { createTruncation, type TruncationOptions, truncationOptionsSchema } from "./truncation.js";
 import { lastUserGroup } from "./window-trigger.js";
 
@@ -108,7 +108,7 @@ describe("createTruncation", () => {
 
   it("fires on usage over the share of the context window", async () => {
     const log = agentRun(5);
-    const tokens = renderPrompt(log, emptyPlan("t"), { counter }).tokenCount;
+    const tokens = renderHistory(log, emptyPlan("t"), counter).tokenCount;
     const strategy = createTruncation({ keepFirst: 1, keepLast: 1, trigger: { usage: 0.8 } });
     expect((await checkedStep(strategy, log, undefined, Math.ceil(tokens / 0.8))).proposal).toEqual({
       actions: [],

@@ -9,9 +9,9 @@
 import type { Message, Part, Role } from "../../src/log/message.js";
 import type { ThreadLog } from "../../src/log/thread-log.js";
 import type { ActionKind, CompactionPlan, PlanAction } from "../../src/plan/compaction-plan.js";
-import { clearMessage, pendingResultText, pointerText, summaryText } from "../../src/render/placeholders.js";
 import type { Injection, PendingCallMode, RehydratedArtifact } from "../../src/render/render-prompt.js";
 import type { RenderedKind } from "../../src/render/rendered-prompt.js";
+import { clearMessage, pendingResultText, pointerText, summaryText } from "../../src/texts/placeholders.js";
 
 /** One message of the reference output. */
 export interface ReferenceMessage {

@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
 import { AccessDeniedError, ValidationError } from "../../src/errors/ledger-error.js";
-import { summaryCacheKey } from "../../src/stores/summary-cache.js";
+import { summaryCacheKey } from "../../src/strategies/summarizer.js";
 import type { StoreBackend, StoreOpener } from "./store-backends.js";
 import { rejection } from "./store-cases-log.js";
 

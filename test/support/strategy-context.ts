@@ -1,10 +1,13 @@
 /**
- * Builds the `StrategyContext` a pipeline would hand a strategy, with the renderer's own token counts, so strategy
- * tests need no pipeline. Generic on purpose: any strategy's tests can use it.
+ * Builds the `StrategyContext` a pipeline would hand a strategy, with the renderer's own token counts and the
+ * pipeline's own views of the rendered history, so strategy tests need no pipeline. Generic on purpose: any
+ * strategy's tests can use it.
  */
+import { historyViews } from "../../src/compaction/history-views.js";
 import type { ThreadLog } from "../../src/log/thread-log.js";
 import { type CompactionPlan, extendPlan } from "../../src/plan/compaction-plan.js";
 import { renderPrompt } from "../../src/render/render-prompt.js";
+import type { RenderedPrompt } from "../../src/render/rendered-prompt.js";
 import type { Proposal, Strategy, StrategyContext } from "../../src/strategies/strategy.js";
 import type { MessageCounter } from "../../src/tokens/tokenizer.js";
 import { simpleCounter } from "./simple-counter.js";
@@ -45,7 +48,20 @@ export function strategyContext(
     ...(options.signal === undefined ? {} : { signal: options.signal }),
     ...(options.minGain === undefined ? {} : { minGain: options.minGain }),
     measure,
+    ...historyViews(log, counter),
   };
+}
+
+/**
+ * The history under `plan` as the renderer sends it (the plan checked against the log): what strategy tests check
+ * a proposal against. Strategies themselves see the render only through their context.
+ */
+export function renderHistory(
+  log: ThreadLog,
+  plan: CompactionPlan,
+  counter: MessageCounter = simpleCounter(),
+): RenderedPrompt {
+  return renderPrompt(log, plan, { counter });
 }
 
 /** What one strategy run gave: its proposal and the plan extended by the proposal's actions. */

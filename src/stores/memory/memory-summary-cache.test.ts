@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "../../errors/ledger-error.js";
-import { summaryCacheKey } from "../summary-cache.js";
 import { createMemorySummaryCache } from "./memory-summary-cache.js";
 
 const summary = (text: string) => ({ text, structured: { goals: [text] } });
@@ -9,7 +8,8 @@ describe("createMemorySummaryCache", () => {
   it("returns what was set, as a frozen copy", async () => {
     const cache = createMemorySummaryCache();
     const original = { text: "a", structured: { goals: ["a"] } };
-    const key = summaryCacheKey("hash1", "extractive", "extractive/1");
+    // Keys are opaque to a cache (summarization makes them with `summaryCacheKey`).
+    const key = "extractive\u0000extractive/1\u0000hash1";
     await cache.set(key, original);
     const hit = await cache.get(key);
     expect(hit).toEqual(original);
@@ -19,7 +19,7 @@ describe("createMemorySummaryCache", () => {
     expect(Object.isFrozen(original)).toBe(false);
     original.structured.goals.push("changed later");
     expect((await cache.get(key))?.structured.goals).toEqual(["a"]);
-    expect(await cache.get(summaryCacheKey("hash1", "extractive", "extractive/2"))).toBeUndefined();
+    expect(await cache.get("extractive\u0000extractive/2\u0000hash1")).toBeUndefined();
   });
 
   it("evicts the least recently used entry, where a get counts as a use", async () => {

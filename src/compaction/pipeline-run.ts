@@ -3,13 +3,14 @@ import { type CompactionPlan, nextPlan, type PlanAction } from "../plan/compacti
 import { validatePlan } from "../plan/validate-plan.js";
 import { renderPrompt } from "../render/render-prompt.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
+import { taskSeqOf, untouchableSeqs } from "../strategies/protected-core.js";
+import type { Proposal, StrategyContext, StrategyNote } from "../strategies/strategy.js";
 import { compactionTarget } from "../tokens/token-budget.js";
-import type { PipelineInput, PipelineResult, PipelineStrategy } from "./pipeline.js";
+import { historyViews } from "./history-views.js";
 import { asLedgerError, failure, finish, providerProblems } from "./pipeline-outcome.js";
 import type { StepOutcome, StepReport } from "./pipeline-report.js";
 import type { Run, RunSettings } from "./pipeline-run-state.js";
-import { taskSeqOf, untouchableSeqs } from "./protected-core.js";
-import type { Proposal, StrategyContext, StrategyNote } from "./strategy.js";
+import type { PipelineInput, PipelineResult, PipelineStrategy } from "./pipeline-types.js";
 
 function historyTokens(input: PipelineInput, settings: RunSettings, plan: CompactionPlan): number {
   return historyPrompt(input, settings, plan).tokenCount;
@@ -39,6 +40,7 @@ function contextFor(run: Run): StrategyContext {
     taskSeq: taskSeqOf(input.log, settings.task, input.plan),
     ...signalOf(input),
     measure: (plan) => historyTokens(input, settings, plan),
+    ...historyViews(input.log, input.counter),
   };
 }
 
@@ -96,7 +98,7 @@ async function runOnce(input: PipelineInput, settings: RunSettings): Promise<Pip
     if (abandoned(run)) return failure(run, asLedgerError(input.abandon!.reason));
     throw error;
   }
-  return finish(run);
+  return finish(run, input.request);
 }
 
 function newRun(

@@ -1,18 +1,22 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, expectTypeOf, it } from "vitest";
 import { call, result, text, validationError } from "../../test/support/builders.js";
 import { replyWith, startFakeOpenAIServer } from "../../test/support/fake-openai-server.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";
 import { ValidationError } from "../errors/ledger-error.js";
 import { ThreadLog } from "../log/thread-log.js";
 import { emptyPlan } from "../plan/compaction-plan.js";
+import type { ArtifactStore } from "../stores/artifact-store.js";
 import { createMemoryArtifactStore } from "../stores/memory/memory-artifact-store.js";
+import type { SummaryCache } from "../stores/summary-cache.js";
+import type { ArtifactPort } from "../strategies/externalization.js";
+import type { Strategy } from "../strategies/strategy.js";
+import type { SummaryCachePort } from "../strategies/summarizer.js";
 import { createTokenBudget } from "../tokens/token-budget.js";
 import { createDefaultPipeline, DEFAULT_PIPELINE_CONFIG } from "./default-pipeline.js";
 import { loadPipelineConfig, parseConfigText, pipelineFromConfig } from "./pipeline-config.js";
-import type { Strategy } from "./strategy.js";
 
 const ISSUE_EXAMPLE = {
   budget: { model: "gpt-4o", reserveOutput: 4096 },
@@ -116,6 +120,16 @@ describe("pipelineFromConfig", () => {
     expect(createDefaultPipeline().strategies.map((s) => s.name)).toEqual(
       DEFAULT_PIPELINE_CONFIG.strategies.map((s) => (s.use === "summarize" ? "summarize" : s.use)),
     );
+  });
+
+  it("builds oversizedExcerpt from its entry", () => {
+    const { pipeline } = pipelineFromConfig({ strategies: [{ use: "oversizedExcerpt", share: 0.3 }] });
+    expect(pipeline.strategies.map((s) => s.name)).toEqual(["oversizedExcerpt"]);
+  });
+
+  it("hands the stores to strategies through their ports, which the store interfaces satisfy", () => {
+    expectTypeOf<ArtifactStore>().toExtend<ArtifactPort>();
+    expectTypeOf<SummaryCache>().toExtend<SummaryCachePort>();
   });
 
   it("a config's OpenAI summarizer talks to the configured server (SDK loaded on first use)", async () => {

@@ -5,22 +5,23 @@ import { z } from "zod";
 import { LedgerError, ValidationError } from "../errors/ledger-error.js";
 import type { ArtifactStore } from "../stores/artifact-store.js";
 import type { SummaryCache } from "../stores/summary-cache.js";
+import { createExternalization } from "../strategies/externalization.js";
+import { createHardFallback, hardFallbackOptionsSchema } from "../strategies/hard-fallback.js";
+import { parseOptions } from "../strategies/options.js";
+import { createOversizedExcerpt } from "../strategies/oversized-excerpt.js";
+import { createRollingWindow } from "../strategies/rolling-window.js";
+import { createSlidingWindow } from "../strategies/sliding-window.js";
+import type { Strategy } from "../strategies/strategy.js";
+import { createSummarization } from "../strategies/summarization.js";
+import type { Summarizer } from "../strategies/summarizer.js";
+import { createExtractiveSummarizer } from "../strategies/summarizers/extractive-summarizer.js";
+import { SUMMARY_PROMPT_VERSION } from "../strategies/summarizers/summary-prompt.js";
+import { createToolResultCollapse } from "../strategies/tool-result-collapse.js";
+import { createToolResultRetention } from "../strategies/tool-result-retention.js";
+import { createTruncation } from "../strategies/truncation.js";
 import { createTokenBudget, type TokenBudget, tokenBudgetOptionsSchema } from "../tokens/token-budget.js";
-import { createExternalization } from "./externalization.js";
-import { createHardFallback, hardFallbackOptionsSchema } from "./hard-fallback.js";
-import { parseOptions } from "./options.js";
-import { createOversizedExcerpt } from "./oversized-excerpt.js";
-import { createPipeline, type Pipeline, type PipelineStrategy } from "./pipeline.js";
-import { createRollingWindow } from "./rolling-window.js";
-import { createSlidingWindow } from "./sliding-window.js";
-import type { Strategy } from "./strategy.js";
-import { createSummarization } from "./summarization.js";
-import type { Summarizer } from "./summarizer.js";
-import { createExtractiveSummarizer } from "./summarizers/extractive-summarizer.js";
-import { SUMMARY_PROMPT_VERSION } from "./summarizers/summary-prompt.js";
-import { createToolResultCollapse } from "./tool-result-collapse.js";
-import { createToolResultRetention } from "./tool-result-retention.js";
-import { createTruncation } from "./truncation.js";
+import { createPipeline } from "./pipeline.js";
+import type { Pipeline, PipelineStrategy } from "./pipeline-types.js";
 
 /** What strategies need beyond their JSON options: the model summarizer, caches, stores, custom strategies. */
 export interface PipelineDependencies {
@@ -126,8 +127,10 @@ function lazySummarizer(kind: "openai" | "anthropic", options: ModelSummarizerCo
   let loaded: Promise<Summarizer> | undefined;
   const load = async (): Promise<Summarizer> =>
     kind === "openai"
-      ? (await import("./summarizers/openai-summarizer.js")).createOpenAISummarizer(options)
-      : (await import("./summarizers/anthropic-summarizer.js")).createAnthropicSummarizer(options);
+      ? (await import("../strategies/summarizers/openai-summarizer.js")).createOpenAISummarizer(options)
+      : (await import("../strategies/summarizers/anthropic-summarizer.js")).createAnthropicSummarizer(
+          options,
+        );
   return Object.freeze({
     id: `${kind}:${options.model}`,
     promptVersion: SUMMARY_PROMPT_VERSION,

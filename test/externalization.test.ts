@@ -1,22 +1,21 @@
+/**
+ * Externalization into a real artifact store: the artifacts it writes (content, ids, sensitivity, what a reader
+ * with a given clearance gets back), the pointers the request shows in their place, and the requests staying
+ * valid, on small logs, random logs and the real trajectories.
+ */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { arbitraryLogAndPlan, fcParams, fusedIdReuseLog } from "../../test/support/arbitrary-log.js";
-import { call, records, result, text, validationError } from "../../test/support/builders.js";
-import { simpleCounter } from "../../test/support/simple-counter.js";
-import { runStrategy, type StrategyContextOptions } from "../../test/support/strategy-context.js";
-import { listTrajectories, trajectoriesAvailable } from "../../test/support/trajectories.js";
-import { AccessDeniedError } from "../errors/ledger-error.js";
-import { importTranscript } from "../log/import-jsonl.js";
-import type { MessageInput } from "../log/message.js";
-import { ThreadLog } from "../log/thread-log.js";
-import { type CompactionPlan, createPlan, emptyPlan, type PlanAction } from "../plan/compaction-plan.js";
-import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
-import { validatePlan } from "../plan/validate-plan.js";
-import { pointerText } from "../render/placeholders.js";
-import { toProviderRequest, validateProviderRequest } from "../render/provider-rules.js";
-import { renderPrompt } from "../render/render-prompt.js";
-import type { ArtifactStore } from "../stores/artifact-store.js";
-import { createMemoryArtifactStore } from "../stores/memory/memory-artifact-store.js";
+import { AccessDeniedError } from "../src/errors/ledger-error.js";
+import { importTranscript } from "../src/log/import-jsonl.js";
+import type { MessageInput } from "../src/log/message.js";
+import { ThreadLog } from "../src/log/thread-log.js";
+import { type CompactionPlan, createPlan, emptyPlan, type PlanAction } from "../src/plan/compaction-plan.js";
+import { decisionAt, resolveForLog } from "../src/plan/resolve-for-log.js";
+import { validatePlan } from "../src/plan/validate-plan.js";
+import { toProviderRequest, validateProviderRequest } from "../src/render/provider-rules.js";
+import { renderPrompt } from "../src/render/render-prompt.js";
+import type { ArtifactStore } from "../src/stores/artifact-store.js";
+import { createMemoryArtifactStore } from "../src/stores/memory/memory-artifact-store.js";
 import {
   clip,
   createExternalization,
@@ -24,8 +23,14 @@ import {
   type ExternalizationOptions,
   externalizationOptionsSchema,
   groupArtifactContent,
-} from "./externalization.js";
-import type { Strategy } from "./strategy.js";
+} from "../src/strategies/externalization.js";
+import type { Strategy } from "../src/strategies/strategy.js";
+import { pointerText } from "../src/texts/placeholders.js";
+import { arbitraryLogAndPlan, fcParams, fusedIdReuseLog } from "./support/arbitrary-log.js";
+import { call, records, result, text, validationError } from "./support/builders.js";
+import { simpleCounter } from "./support/simple-counter.js";
+import { runStrategy, type StrategyContextOptions } from "./support/strategy-context.js";
+import { listTrajectories, trajectoriesAvailable } from "./support/trajectories.js";
 
 const counter = simpleCounter();
 const big = (tag: string, n = 3000) => `${tag}: ${"lorem ipsum ".repeat(n / 12)}`;

@@ -1,5 +1,5 @@
 import type { ActionKind, PlanAction } from "../plan/compaction-plan.js";
-import type { StrategyCost, StrategyNote } from "./strategy.js";
+import type { StrategyCost, StrategyNote } from "../strategies/strategy.js";
 
 /** What became of one strategy's turn in a run. */
 export type StepOutcome =

@@ -5,9 +5,10 @@ import { type ProviderFormat, toProviderRequest, validateProviderRequest } from 
 import { renderPrompt } from "../render/render-prompt.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
 import { availableForPrompt } from "../tokens/token-budget.js";
-import type { PipelineResult } from "./pipeline.js";
 import { countKinds, type PipelineReport } from "./pipeline-report.js";
 import type { Run } from "./pipeline-run-state.js";
+import type { PipelineFailure, PipelineResult, RequestSpec } from "./pipeline-types.js";
+import { checkedRequest } from "./provider-request.js";
 
 /** Any thrown value as a `LedgerError` (strategies are user code and may throw anything). */
 export function asLedgerError(error: unknown): LedgerError {
@@ -63,7 +64,7 @@ function report(run: Run, requestTokens: number): PipelineReport {
   };
 }
 
-export function failure(run: Run, error: LedgerError): PipelineResult {
+export function failure(run: Run, error: LedgerError): PipelineFailure {
   return {
     ok: false,
     plan: run.input.plan,
@@ -94,8 +95,11 @@ function withFailedSteps(run: Run, error: LedgerError): LedgerError {
   );
 }
 
-/** Renders the request the run settled on and checks it: budget, injection reserve, each provider's rules. */
-export function finish(run: Run): PipelineResult {
+/**
+ * Renders the request the run settled on and checks it: budget, injection reserve, each provider's rules, and
+ * builds the request body `spec` asks for, valid for its format.
+ */
+export function finish(run: Run, spec: RequestSpec | undefined): PipelineResult {
   const { input, settings } = run;
   const plan = run.added.length === 0 ? input.plan : run.plan;
   let prompt: RenderedPrompt;
@@ -143,7 +147,16 @@ export function finish(run: Run): PipelineResult {
     return failure(run, new RenderValidationError(broken.format, broken.problems, where));
   }
   const changed = plan !== input.plan;
-  return { ok: true, plan, changed, prompt, report: report(run, prompt.tokenCount) };
+  const success = { ok: true, plan, changed, prompt, report: report(run, prompt.tokenCount) } as const;
+  if (spec === undefined) return success;
+  try {
+    return { ...success, request: checkedRequest(prompt, spec) };
+  } catch (error) {
+    // A request its own format refuses (e.g. nothing but a system prompt for Anthropic) fails the run like any
+    // other check, before the caller commits anything.
+    if (error instanceof RenderValidationError) return failure(run, error);
+    throw error;
+  }
 }
 
 /** The turn's request under `plan`: the history plus the turn's injected and rehydrated content at the end. */

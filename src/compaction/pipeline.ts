@@ -1,22 +1,12 @@
-import type { LedgerError } from "../errors/ledger-error.js";
 import { ValidationError } from "../errors/ledger-error.js";
-import type { ThreadLog } from "../log/thread-log.js";
-import type { ActionKind, CompactionPlan } from "../plan/compaction-plan.js";
+import type { ActionKind } from "../plan/compaction-plan.js";
 import type { ProviderFormat } from "../render/provider-rules.js";
-import type { Injection, PendingCallMode, RehydratedArtifact } from "../render/render-prompt.js";
-import type { RenderedPrompt } from "../render/rendered-prompt.js";
-import type { TokenBudget } from "../tokens/token-budget.js";
-import type { MessageCounter } from "../tokens/tokenizer.js";
-import { createHardFallback } from "./hard-fallback.js";
-import type { PipelineReport } from "./pipeline-report.js";
+import type { PendingCallMode } from "../render/render-prompt.js";
+import { createHardFallback } from "../strategies/hard-fallback.js";
+import type { TaskRule } from "../strategies/protected-core.js";
+import type { Proposal, Strategy, StrategyFunction } from "../strategies/strategy.js";
 import { runPipeline } from "./pipeline-run.js";
-import type { TaskRule } from "./protected-core.js";
-import type { Proposal, Strategy, StrategyContext, StrategyFunction } from "./strategy.js";
-
-export type { PipelineReport, StepOutcome, StepReport } from "./pipeline-report.js";
-
-/** A strategy that can also say it is due by its own rule (e.g. a count threshold) while under the target. */
-export type PipelineStrategy = Strategy & { due?(context: StrategyContext): boolean };
+import type { Pipeline, PipelineStrategy } from "./pipeline-types.js";
 
 /** Options of {@link createPipeline}. */
 export interface PipelineOptions {
@@ -44,52 +34,6 @@ export interface PipelineOptions {
   readonly pendingCalls?: PendingCallMode;
   /** Which message is the thread's task, never compacted by a strategy (default `firstUserMessage`). */
   readonly task?: TaskRule;
-}
-
-/** One run's input: the log, the last committed plan and the accounting. */
-export interface PipelineInput {
-  readonly log: ThreadLog;
-  readonly plan: CompactionPlan;
-  readonly counter: MessageCounter;
-  readonly budget: TokenBudget;
-  readonly injections?: ReadonlyArray<Injection>;
-  readonly rehydrated?: ReadonlyArray<RehydratedArtifact>;
-  /** The previous request of this thread, for the unchanged-leading-tokens figure. */
-  readonly previous?: RenderedPrompt;
-  readonly signal?: AbortSignal;
-  /**
-   * Aborted by whoever handed out `log` when the run read past what it holds (a partial log, see `LogView`): the
-   * run's result will not count, so it stops at its next step and leaves no trace in the failure counters.
-   */
-  readonly abandon?: AbortSignal;
-}
-
-/** A run that produced a request which fits and is valid; `plan` is the input plan (`toBe`) when unchanged. */
-export interface PipelineSuccess {
-  readonly ok: true;
-  readonly plan: CompactionPlan;
-  readonly changed: boolean;
-  readonly prompt: RenderedPrompt;
-  readonly report: PipelineReport;
-}
-
-/** A run that failed: the previous plan stays in force, and the error says why. */
-export interface PipelineFailure {
-  readonly ok: false;
-  readonly plan: CompactionPlan;
-  readonly error: LedgerError;
-  readonly report: PipelineReport;
-}
-
-/** What a run returns; failures are data, not exceptions. */
-export type PipelineResult = PipelineSuccess | PipelineFailure;
-
-/** The compaction pipeline: strategies in order, one run per model call. */
-export interface Pipeline {
-  readonly strategies: ReadonlyArray<PipelineStrategy>;
-  /** How this pipeline renders calls without a result: callers that render the same plan must use the same. */
-  readonly pendingCalls: PendingCallMode;
-  run(input: PipelineInput): Promise<PipelineResult>;
 }
 
 /** Turns a user's function into a strategy that runs exactly like the built-ins. */

@@ -1,5 +1,5 @@
-import type { Pipeline } from "./pipeline.js";
 import { type PipelineConfig, type PipelineDependencies, pipelineFromConfig } from "./pipeline-config.js";
+import type { Pipeline } from "./pipeline-types.js";
 
 /**
  * The pipeline used when the caller configures none: tool-result retention with its built-in policies, then

@@ -2,10 +2,10 @@ import type { CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
 import type { ProviderFormat } from "../render/provider-rules.js";
 import type { PendingCallMode } from "../render/render-prompt.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
-import type { PipelineInput, PipelineStrategy } from "./pipeline.js";
+import type { TaskRule } from "../strategies/protected-core.js";
+import type { Strategy } from "../strategies/strategy.js";
 import type { StepReport } from "./pipeline-report.js";
-import type { TaskRule } from "./protected-core.js";
-import type { Strategy } from "./strategy.js";
+import type { PipelineInput, PipelineStrategy } from "./pipeline-types.js";
 
 /** Settings of a pipeline, fixed when it is created (plus the failure counters it keeps across runs). */
 export interface RunSettings {

@@ -1,19 +1,28 @@
 import { describe, expect, it } from "vitest";
 import { call, result, text } from "../../test/support/builders.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";
-import { BudgetInfeasibleError, SummarizerError, ValidationError } from "../errors/ledger-error.js";
+import {
+  BudgetInfeasibleError,
+  RenderValidationError,
+  SummarizerError,
+  ValidationError,
+} from "../errors/ledger-error.js";
 import type { MessageInput } from "../log/message.js";
 import { ThreadLog } from "../log/thread-log.js";
 import { type CompactionPlan, emptyPlan, extendPlan, type PlanAction } from "../plan/compaction-plan.js";
 import { validatePlan } from "../plan/validate-plan.js";
+import { suggestCacheBreakpoints } from "../render/cache-breakpoints.js";
+import { toProviderRequest } from "../render/provider-rules.js";
 import { renderPrompt } from "../render/render-prompt.js";
+import { toolsForFormat } from "../render/tool-definitions.js";
+import { createHardFallback } from "../strategies/hard-fallback.js";
+import type { Strategy, StrategyContext } from "../strategies/strategy.js";
+import { createSummarization } from "../strategies/summarization.js";
+import type { Summarizer } from "../strategies/summarizer.js";
 import { createTokenBudget } from "../tokens/token-budget.js";
-import { createHardFallback } from "./hard-fallback.js";
-import { createPipeline, type PipelineInput, type PipelineStrategy } from "./pipeline.js";
+import { createPipeline } from "./pipeline.js";
 import { providerProblems } from "./pipeline-outcome.js";
-import type { Strategy, StrategyContext } from "./strategy.js";
-import { createSummarization } from "./summarization.js";
-import type { Summarizer } from "./summarizer.js";
+import type { PipelineInput, PipelineStrategy } from "./pipeline-types.js";
 
 const counter = simpleCounter();
 
@@ -155,6 +164,35 @@ describe("createPipeline", () => {
     expect(providerProblems(["openai", "anthropic"], invalid, () => valid)).toMatch(/^anthropic: /);
     expect(providerProblems(["openai", "anthropic"], invalid, () => invalid)).toBeUndefined();
     expect(providerProblems(["openai", "anthropic"], valid, () => invalid)).toBeUndefined();
+  });
+
+  it("returns the request body it is asked for, built from its prompt and valid for its format", async () => {
+    const tools = [{ name: "grep", description: "search", parameters: { type: "object" } }];
+    const pipeline = createPipeline({ strategies: [clearing(["t0", "t1"])] });
+    const spec = { format: "anthropic", tools, cacheBreakpoints: true } as const;
+    const out = await pipeline.run({ ...input(log, Math.floor(full * 0.99)), request: spec });
+    expect(out.ok && out.changed).toBe(true);
+    if (!out.ok) return;
+    const body = toProviderRequest("anthropic", out.prompt, {
+      cacheBreakpoints: suggestCacheBreakpoints(out.prompt),
+    });
+    expect(out.request).toEqual({ ...body, tools: toolsForFormat("anthropic", tools) });
+    const plain = await pipeline.run(input(log, full + 10));
+    expect(plain.ok && plain.request).toBeUndefined();
+  });
+
+  it("fails a run whose request its own format refuses, keeping the plan", async () => {
+    // Only a system prompt: the run passes its format checks (no plan could fix it), the Anthropic request not.
+    const lone = ThreadLog.from("t", [{ id: "s", role: "system", parts: [text("be brief")] }]);
+    const pipeline = createPipeline({ strategies: [] });
+    const plan = emptyPlan("t");
+    const out = await pipeline.run({ ...input(lone, 1_000, plan), request: { format: "anthropic" } });
+    expect(out.ok).toBe(false);
+    expect(out.plan).toBe(plan);
+    expect(!out.ok && out.error).toBeInstanceOf(RenderValidationError);
+    const openai = await pipeline.run({ ...input(lone, 1_000, plan), request: { format: "openai" } });
+    expect(openai.ok).toBe(true);
+    if (openai.ok) expect(openai.request).toEqual(toProviderRequest("openai", openai.prompt));
   });
 
   it("a failing summarizer leaves the plan unchanged, is reported, and never becomes the summary", async () => {
