@@ -2,7 +2,7 @@
  * What a strategy learns of the rendered history beyond its token count (`StrategyContext.tokensByGroup` and
  * `verbatimSeqs`). The pipeline renders; strategies read numbers and seqs, so they never import the renderer.
  */
-import type { ThreadLog } from "../log/thread-log.js";
+import type { LogView } from "../log/log-view.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import { renderPrompt } from "../render/render-prompt.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
@@ -16,7 +16,7 @@ export type HistoryViews = Pick<StrategyContext, "tokensByGroup" | "verbatimSeqs
  * The views of `log`'s history for one strategy context. Both read one render of the plan (history only, plan not
  * re-validated), made when a strategy first asks and kept per plan for the context's lifetime.
  */
-export function historyViews(log: ThreadLog, counter: MessageCounter): HistoryViews {
+export function historyViews(log: LogView, counter: MessageCounter): HistoryViews {
   const renders = new WeakMap<CompactionPlan, RenderedPrompt>();
   const rendered = (plan: CompactionPlan): RenderedPrompt => {
     let prompt = renders.get(plan);
@@ -36,7 +36,7 @@ export function historyViews(log: ThreadLog, counter: MessageCounter): HistoryVi
  * The renderer's own tokens per group (index = group index): each rendered message is charged to the group of its
  * first source message, so a summary or pointer is charged to the group where it appears.
  */
-function renderedGroupTokens(log: ThreadLog, prompt: RenderedPrompt): Float64Array {
+function renderedGroupTokens(log: LogView, prompt: RenderedPrompt): Float64Array {
   const perGroup = new Float64Array(log.groupCount);
   let hint = 0;
   for (const message of prompt.messages) {
@@ -54,7 +54,7 @@ function renderedGroupTokens(log: ThreadLog, prompt: RenderedPrompt): Float64Arr
 }
 
 /** The seq of each rendered message shown as it is in the log, in request order (one per piece of a split one). */
-function verbatimSeqsOf(log: ThreadLog, prompt: RenderedPrompt): number[] {
+function verbatimSeqsOf(log: LogView, prompt: RenderedPrompt): number[] {
   const seqs: number[] = [];
   let hint = 0;
   for (const message of prompt.messages) {

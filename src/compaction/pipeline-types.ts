@@ -4,7 +4,7 @@
  * them without depending on each other in a circle.
  */
 import type { LedgerError } from "../errors/ledger-error.js";
-import type { ThreadLog } from "../log/thread-log.js";
+import type { LogView } from "../log/log-view.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import type { ProviderFormat, ProviderRequestMap } from "../render/provider-rules.js";
 import type { Injection, PendingCallMode, RehydratedArtifact } from "../render/render-prompt.js";
@@ -29,7 +29,7 @@ export interface RequestSpec {
 
 /** One run's input: the log, the last committed plan and the accounting. */
 export interface PipelineInput {
-  readonly log: ThreadLog;
+  readonly log: LogView;
   readonly plan: CompactionPlan;
   readonly counter: MessageCounter;
   readonly budget: TokenBudget;

@@ -1,8 +1,8 @@
 import { hash } from "node:crypto";
 import { hashMessageContent } from "../log/canonical-json.js";
 import { deepFreeze } from "../log/deep-freeze.js";
+import type { LogView } from "../log/log-view.js";
 import type { Part, Role } from "../log/message.js";
-import type { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import { RENDER_FORMAT_VERSION } from "../texts/placeholders.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
@@ -145,7 +145,7 @@ export function hashRendered(messages: ReadonlyArray<RenderedMessage>): string {
 
 /** Assembles the final `RenderedPrompt` with totals, hash and cache-stability figures. */
 export function finishPrompt(
-  log: ThreadLog,
+  log: LogView,
   plan: CompactionPlan,
   messages: ReadonlyArray<RenderedMessage>,
   options: { readonly counter: MessageCounter; readonly previous?: RenderedPrompt },

@@ -1,5 +1,5 @@
+import type { LogView } from "../log/log-view.js";
 import type { Message, Part, ToolCallPart, ToolResultPart } from "../log/message.js";
-import type { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
 import type { Decision } from "../plan/resolve-plan.js";
@@ -73,7 +73,7 @@ const stubMemoByCounter = new WeakMap<
  * placed right after their call, pending calls are stubbed or held back, and rehydrated artifacts and
  * injections come last. The same inputs always give the same bytes and hash.
  */
-export function renderPrompt(log: ThreadLog, plan: CompactionPlan, options: RenderOptions): RenderedPrompt {
+export function renderPrompt(log: LogView, plan: CompactionPlan, options: RenderOptions): RenderedPrompt {
   if (options.validatePlan !== false) assertPlanValid(plan, log);
   const resolved = resolveForLog(plan, log);
   const ctx = new RenderContext(log, resolved, options);
@@ -191,7 +191,7 @@ class RenderContext {
   readonly #pendingSeqs: ReadonlySet<number>;
 
   constructor(
-    readonly log: ThreadLog,
+    readonly log: LogView,
     readonly resolved: SeqResolution,
     readonly options: RenderOptions,
   ) {

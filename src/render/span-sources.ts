@@ -1,4 +1,4 @@
-import type { ThreadLog } from "../log/thread-log.js";
+import type { LogView } from "../log/log-view.js";
 import { parentOf } from "../plan/compaction-plan.js";
 import { resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
 
@@ -60,7 +60,7 @@ export function seedSpanSources(
 }
 
 /** The source list of an action under a resolution (see `spanSources`), possibly not built yet. */
-export function spanSourcesOf(log: ThreadLog, resolved: SeqResolution, actionIndex: number): SpanSources {
+export function spanSourcesOf(log: LogView, resolved: SeqResolution, actionIndex: number): SpanSources {
   const perAction = memoOf(resolved);
   const hit = perAction.get(actionIndex) ?? inherited(log, resolved, actionIndex);
   if (hit !== undefined) {
@@ -77,7 +77,7 @@ export function spanSourcesOf(log: ThreadLog, resolved: SeqResolution, actionInd
  * seq is found by checking the next slot of the id table before falling back to the id index.
  */
 export function spanSources(
-  log: ThreadLog,
+  log: LogView,
   resolved: SeqResolution,
   actionIndex: number,
 ): ReadonlyArray<string> {
@@ -86,7 +86,7 @@ export function spanSources(
 
 /** `spanSources` computed from the span and the resolution's table, without the memo. */
 export function governedIds(
-  log: ThreadLog,
+  log: LogView,
   resolved: SeqResolution,
   actionIndex: number,
 ): ReadonlyArray<string> {
@@ -116,7 +116,7 @@ export function governedIds(
  * that only extends its parent (the pipeline's candidates, each turn's commit) keeps a summary's ids without
  * walking its span again.
  */
-function inherited(log: ThreadLog, resolved: SeqResolution, actionIndex: number): SpanSources | undefined {
+function inherited(log: LogView, resolved: SeqResolution, actionIndex: number): SpanSources | undefined {
   const parent = parentOf(resolved.plan);
   if (parent === undefined || actionIndex >= parent.actions.length) return undefined;
   const parentResolution = resolveForLog(parent, log);

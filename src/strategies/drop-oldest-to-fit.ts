@@ -1,5 +1,5 @@
 import { BudgetInfeasibleError } from "../errors/ledger-error.js";
-import type { ThreadLog } from "../log/thread-log.js";
+import type { LogView } from "../log/log-view.js";
 import { type CompactionPlan, extendPlan, type PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
 import { spanOfRuns, spanOfSeqs } from "../plan/span-seqs.js";
@@ -22,12 +22,12 @@ export interface DropOldestOptions {
  * user turn kept (system prompts, `meta.pinned` messages, pending calls, the last user message and everything after
  * it; the newest non-system group when there is no user message).
  */
-export function pinnedGroups(log: ThreadLog): Set<number> {
+export function pinnedGroups(log: LogView): Set<number> {
   return new Set(protectedGroupList(log, "lastTurn"));
 }
 
 interface CutMemo {
-  readonly log: ThreadLog;
+  readonly log: LogView;
   /** Groups older than this index are dropped by the plan, except `olderPinned`. */
   readonly cut: number;
   readonly olderPinned: ReadonlyArray<number>;
@@ -48,7 +48,7 @@ const cuts = new WeakMap<CompactionPlan, CutMemo>();
  * content alone does not fit.
  */
 export function dropOldestToFit(
-  log: ThreadLog,
+  log: LogView,
   plan: CompactionPlan,
   options: DropOldestOptions,
 ): CompactionPlan {
@@ -117,7 +117,7 @@ export function dropOldestToFit(
  * the contiguous seq tables (reading thousands of scattered group objects costs far more); few: per group.
  */
 function spanOf(
-  log: ThreadLog,
+  log: LogView,
   resolution: SeqResolution,
   marked: Uint8Array,
   groups: ReadonlyArray<number> | undefined,

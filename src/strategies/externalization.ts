@@ -2,8 +2,8 @@ import { z } from "zod";
 import { ValidationError } from "../errors/ledger-error.js";
 import { canonicalJson } from "../log/canonical-json.js";
 import type { Group } from "../log/groups.js";
+import type { LogView } from "../log/log-view.js";
 import { type Sensitivity, type ToolResultPart, textOf, toolCallsOf } from "../log/message.js";
-import type { ThreadLog } from "../log/thread-log.js";
 import type { ExternalizationRecord, PlanAction } from "../plan/compaction-plan.js";
 import { resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
 import { formatSize, pointerText } from "../texts/placeholders.js";
@@ -67,7 +67,7 @@ interface Settings {
  * is faithful (every part, reasoning included, byte for byte) and deterministic, so the same group always gives
  * the same content and, with a content-derived id, the same artifact.
  */
-export function groupArtifactContent(log: ThreadLog, group: Group): string {
+export function groupArtifactContent(log: LogView, group: Group): string {
   return group.seqs
     .map((seq) => {
       const m = log.at(seq)!;
@@ -77,7 +77,7 @@ export function groupArtifactContent(log: ThreadLog, group: Group): string {
 }
 
 /** Characters of a group's bulk: texts, call arguments and result contents. */
-function bulkChars(log: ThreadLog, group: Group): number {
+function bulkChars(log: LogView, group: Group): number {
   let chars = 0;
   for (const seq of group.seqs) {
     for (const p of log.at(seq)!.parts) {
@@ -107,7 +107,7 @@ export function clip(text: string, max: number): string {
 }
 
 /** `name(args) → result head` for every call of a tool-call group, or the head of an assistant text. */
-export function describeGroup(log: ThreadLog, group: Group, maxChars: number): string {
+export function describeGroup(log: LogView, group: Group, maxChars: number): string {
   const bits: string[] = [];
   for (const seq of group.seqs) {
     const message = log.at(seq)!;
@@ -130,7 +130,7 @@ export function describeGroup(log: ThreadLog, group: Group, maxChars: number): s
 }
 
 /** The result part answering a call of the message at `callSeq`, by the log's own pairing (ids may be reused). */
-function resultOf(log: ThreadLog, group: Group, callSeq: number, callId: string): ToolResultPart | undefined {
+function resultOf(log: LogView, group: Group, callSeq: number, callId: string): ToolResultPart | undefined {
   for (const seq of group.seqs) {
     const message = log.at(seq)!;
     if (message.role !== "tool") continue;
@@ -155,7 +155,7 @@ const STRICTNESS: Readonly<Record<Sensitivity, number>> = Object.freeze({
 });
 
 /** The strictest sensitivity among a group's messages (default `internal`). */
-function sensitivityOf(log: ThreadLog, group: Group): Sensitivity {
+function sensitivityOf(log: LogView, group: Group): Sensitivity {
   let out: Sensitivity | undefined;
   for (const seq of group.seqs) {
     const s = log.at(seq)!.meta.sensitivity;
@@ -187,7 +187,7 @@ function worthIt(
 }
 
 /** Groups to move out, oldest first: untouched, compactable, not among the newest, big enough. */
-function candidates(log: ThreadLog, resolution: SeqResolution, s: Settings): Group[] {
+function candidates(log: LogView, resolution: SeqResolution, s: Settings): Group[] {
   const out: Group[] = [];
   const limit = log.groupCount - s.keepRecentGroups;
   for (let g = 0; g < limit; g++) {

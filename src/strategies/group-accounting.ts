@@ -1,5 +1,5 @@
 import type { Group } from "../log/groups.js";
-import type { ThreadLog } from "../log/thread-log.js";
+import type { LogView } from "../log/log-view.js";
 import { decisionAt, type SeqResolution } from "../plan/resolve-for-log.js";
 import { pendingStub } from "../texts/placeholders.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
@@ -8,7 +8,7 @@ import type { MessageCounter } from "../tokens/tokenizer.js";
 const stubTokens = new WeakMap<MessageCounter, WeakMap<Group, number>>();
 
 /** Tokens of the stub results the renderer adds for a group's pending calls (an upper bound in `hold` mode). */
-export function pendingStubTokens(log: ThreadLog, group: Group, counter: MessageCounter): number {
+export function pendingStubTokens(log: LogView, group: Group, counter: MessageCounter): number {
   if (!group.pending) return 0;
   let memo = stubTokens.get(counter);
   if (memo === undefined) {
@@ -32,7 +32,7 @@ export function pendingStubTokens(log: ThreadLog, group: Group, counter: Message
  * assistant messages is split into one message per call message (each with its own framing), so it is counted
  * that way.
  */
-export function messageTokens(log: ThreadLog, seq: number, counter: MessageCounter): number {
+export function messageTokens(log: LogView, seq: number, counter: MessageCounter): number {
   const page = pageOf(log, counter, seq);
   const at = seq & (PAGE - 1);
   const known = page[at]!;
@@ -42,7 +42,7 @@ export function messageTokens(log: ThreadLog, seq: number, counter: MessageCount
   return tokens;
 }
 
-function countAsRendered(log: ThreadLog, seq: number, counter: MessageCounter): number {
+function countAsRendered(log: LogView, seq: number, counter: MessageCounter): number {
   const message = log.at(seq)!;
   if (log.answersOf(seq).length <= 1) return counter.countMessage(message, message.hash);
   const callSeqs = log.callSeqsOfParts(seq);
@@ -64,7 +64,7 @@ const PAGE_BITS = 12;
 const PAGE = 1 << PAGE_BITS;
 const seqTables = new WeakMap<MessageCounter, WeakMap<ArrayLike<string>, Array<Int32Array | undefined>>>();
 
-function pageOf(log: ThreadLog, counter: MessageCounter, seq: number): Int32Array {
+function pageOf(log: LogView, counter: MessageCounter, seq: number): Int32Array {
   let byHistory = seqTables.get(counter);
   if (byHistory === undefined) {
     byHistory = new WeakMap();
@@ -90,7 +90,7 @@ function pageOf(log: ThreadLog, counter: MessageCounter, seq: number): Int32Arra
  * dropped), plus pending-call stubs. Cleared or summarized messages are counted at full size: an upper bound.
  */
 export function groupTokens(
-  log: ThreadLog,
+  log: LogView,
   group: Group,
   resolution: SeqResolution,
   counter: MessageCounter,
@@ -116,7 +116,7 @@ export function untouched(group: Group, resolution: SeqResolution): boolean {
  * True when compaction may act on the group at all: not a system prompt, not pending, no `meta.pinned` message.
  * (Which recent groups a strategy keeps is the strategy's own policy.)
  */
-export function compactable(log: ThreadLog, group: Group): boolean {
+export function compactable(log: LogView, group: Group): boolean {
   if (group.kind === "system" || group.pending) return false;
   for (const seq of group.seqs) if (log.at(seq)!.meta.pinned === true) return false;
   return true;

@@ -4,14 +4,14 @@
  * groups appended since, and the groups that the actions added to the plan since then name.
  */
 import { ValidationError } from "../errors/ledger-error.js";
-import type { ThreadLog } from "../log/thread-log.js";
+import type { LogView } from "../log/log-view.js";
 import { type CompactionPlan, parentOf } from "../plan/compaction-plan.js";
 import { decisionAt, type SeqResolution } from "../plan/resolve-for-log.js";
 import type { Decision } from "../plan/resolve-plan.js";
 
 /** Something a strategy remembers about a plan on a log, and whether later logs and plans may build on it. */
 export interface LineageMemo {
-  readonly log: ThreadLog;
+  readonly log: LogView;
   readonly plan: CompactionPlan;
   /** The log reaches the plan's `basedOnSeq`: a longer log resolves the plan the same way. */
   readonly covers: boolean;
@@ -20,7 +20,7 @@ export interface LineageMemo {
 }
 
 /** The lineage fields of a memo about `plan` on `log`, whose resolution is `resolution`. */
-export function lineageOf(log: ThreadLog, plan: CompactionPlan, resolution: SeqResolution): LineageMemo {
+export function lineageOf(log: LogView, plan: CompactionPlan, resolution: SeqResolution): LineageMemo {
   const covers = log.length >= plan.basedOnSeq;
   return { log, plan, covers, extendable: covers && !resolution.skippedIds };
 }
@@ -32,7 +32,7 @@ export function lineageOf(log: ThreadLog, plan: CompactionPlan, resolution: SeqR
  */
 export function nearestMemo<M extends LineageMemo>(
   memos: WeakMap<CompactionPlan, M>,
-  log: ThreadLog,
+  log: LogView,
   plan: CompactionPlan,
 ): M | undefined {
   for (let p: CompactionPlan | undefined = plan; p !== undefined; p = parentOf(p)) {
@@ -51,7 +51,7 @@ export function keepNewest<M extends LineageMemo>(memos: WeakMap<CompactionPlan,
 
 /** Calls `visit` with the seq of every message named by the plan's actions from index `from` on. */
 export function forEachAddedSeq(
-  log: ThreadLog,
+  log: LogView,
   plan: CompactionPlan,
   from: number,
   visit: (seq: number) => void,
@@ -117,7 +117,7 @@ export class GroupSweep<T> {
   readonly #memos = new WeakMap<CompactionPlan, SweepMemo<T>>();
 
   /** The sweep of `plan`, or of its nearest ancestor, that a sweep on `log` can build on. */
-  base(log: ThreadLog, plan: CompactionPlan): SweepMemo<T> | undefined {
+  base(log: LogView, plan: CompactionPlan): SweepMemo<T> | undefined {
     return log.stableGroupIndices ? nearestMemo(this.#memos, log, plan) : undefined;
   }
 
@@ -127,7 +127,7 @@ export class GroupSweep<T> {
    * says, and those holding a seq of `also`.
    */
   groupsToVisit(
-    log: ThreadLog,
+    log: LogView,
     resolution: SeqResolution,
     base: SweepMemo<T> | undefined,
     changed: DecisionChange = kindChanged,
@@ -158,7 +158,7 @@ export class GroupSweep<T> {
    * groups left open, how many groups it saw and the strategy's data; undefined when it has no memo of that plan
    * made on that log value.
    */
-  stateOf(plan: CompactionPlan, log: ThreadLog): SweepState<T> | undefined {
+  stateOf(plan: CompactionPlan, log: LogView): SweepState<T> | undefined {
     const memo = this.#memos.get(plan);
     if (memo === undefined || memo.log.length !== log.length || !log.extends(memo.log)) return undefined;
     return { open: memo.open, scanned: memo.scanned, data: memo.data };
@@ -169,7 +169,7 @@ export class GroupSweep<T> {
    * the length the state was made for, or longer): the next sweep visits its open groups and those after
    * `scanned`, which the checkpoint must therefore hold.
    */
-  restore(log: ThreadLog, resolution: SeqResolution, state: SweepState<T>): void {
+  restore(log: LogView, resolution: SeqResolution, state: SweepState<T>): void {
     const count = log.groupCount;
     const ordered = state.open.every((g, i) => g < count && (i === 0 || g > state.open[i - 1]!));
     if (!ordered || state.scanned > count) {
@@ -183,7 +183,7 @@ export class GroupSweep<T> {
   }
 
   /** Records a sweep of `resolution.plan` on `log`: the groups it left open (ascending) and the strategy's data. */
-  remember(log: ThreadLog, resolution: SeqResolution, open: ReadonlyArray<number>, data: T): void {
+  remember(log: LogView, resolution: SeqResolution, open: ReadonlyArray<number>, data: T): void {
     if (!log.stableGroupIndices) return;
     const lineage = lineageOf(log, resolution.plan, resolution);
     keepNewest(this.#memos, { ...lineage, resolution, open, scanned: log.groupCount, data });
@@ -196,7 +196,7 @@ export class GroupSweep<T> {
  * absorbing an older one), the seqs whose winning action differs between the two resolution tables.
  */
 function forEachChangedSeq<T>(
-  log: ThreadLog,
+  log: LogView,
   base: SweepMemo<T>,
   resolution: SeqResolution,
   visit: (seq: number, was: Decision | undefined, now: Decision | undefined) => void,

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { BudgetInfeasibleError } from "../errors/ledger-error.js";
 import { countBelow } from "../log/history-store.js";
-import type { ThreadLog } from "../log/thread-log.js";
+import type { LogView } from "../log/log-view.js";
 import { type CompactionPlan, nextPlan, type PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
 import type { Decision } from "../plan/resolve-plan.js";
@@ -30,7 +30,7 @@ export type HardFallbackOptions = z.infer<typeof hardFallbackOptionsSchema>;
  * (the newest non-system group when there is no user message).
  */
 export function protectedGroups(
-  log: ThreadLog,
+  log: LogView,
   protect: "lastTurn" | "lastUserMessage",
   taskSeq = -1,
 ): Uint8Array {
@@ -45,7 +45,7 @@ export function protectedGroups(
  * length.
  */
 export function protectedGroupList(
-  log: ThreadLog,
+  log: LogView,
   protect: "lastTurn" | "lastUserMessage",
   taskSeq = -1,
 ): number[] {
@@ -70,7 +70,7 @@ export function protectedGroupList(
  * small cost, so it goes last). Found once per proposal: each bisection step then only filters this list.
  */
 function droppable(
-  log: ThreadLog,
+  log: LogView,
   plan: CompactionPlan,
   keep: Uint8Array,
   spareSynthetic: boolean,
@@ -93,7 +93,7 @@ function droppable(
 }
 
 /** Ids of the droppable messages whose group is below `cut`, in log order. */
-function idsBelow(log: ThreadLog, list: ReturnType<typeof droppable>, cut: number): string[] {
+function idsBelow(log: LogView, list: ReturnType<typeof droppable>, cut: number): string[] {
   const seqs: number[] = [];
   for (let i = 0; i < list.seqs.length; i++) if (list.groups[i]! < cut) seqs.push(list.seqs[i]!);
   return spanOfSeqs(log, seqs);
@@ -145,7 +145,7 @@ function stubbable(decision: Decision | undefined): boolean {
   return (record.excerpts?.length ?? 0) > 0 || record.clearArgs !== true;
 }
 
-function clearableSeqs(log: ThreadLog, plan: CompactionPlan, keep: Uint8Array): number[] {
+function clearableSeqs(log: LogView, plan: CompactionPlan, keep: Uint8Array): number[] {
   const resolution = resolveForLog(plan, log);
   const out: number[] = [];
   for (let seq = 0; seq < log.length; seq++) {
@@ -162,7 +162,7 @@ function clearableSeqs(log: ThreadLog, plan: CompactionPlan, keep: Uint8Array): 
   return out;
 }
 
-function clearAction(log: ThreadLog, seqs: ReadonlyArray<number>, name: string, target: number): PlanAction {
+function clearAction(log: LogView, seqs: ReadonlyArray<number>, name: string, target: number): PlanAction {
   return {
     kind: "clear",
     span: seqs.map((seq) => log.at(seq)!.id),

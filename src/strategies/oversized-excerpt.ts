@@ -4,8 +4,8 @@
  * request. The excerpt is recorded in a clear action, so a replay shows the same bytes.
  */
 import { z } from "zod";
+import type { LogView } from "../log/log-view.js";
 import type { Message, Part } from "../log/message.js";
-import type { ThreadLog } from "../log/thread-log.js";
 import type { ClearExcerpt, ClearRecord, PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
 import { clearMessage } from "../texts/placeholders.js";
@@ -63,7 +63,7 @@ function bodyOf(part: Part): string | undefined {
  * Seqs no strategy may touch (system, pinned, the task, the last user message) or that must stay whole (pending
  * calls). The protected core is cut only by the hard fallback, and only when it does not fit whole.
  */
-function excluded(log: ThreadLog, seq: number, taskSeq: number): boolean {
+function excluded(log: LogView, seq: number, taskSeq: number): boolean {
   if (seq === log.lastUserSeq || seq === taskSeq) return true;
   return !compactable(log, log.groupAt(log.groupIndexOf(seq)));
 }

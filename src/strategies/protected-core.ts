@@ -1,4 +1,4 @@
-import type { ThreadLog } from "../log/thread-log.js";
+import type { LogView } from "../log/log-view.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
 
@@ -14,7 +14,7 @@ export type TaskRule = "firstUserMessage" | "none";
  * externalizes or drops it (a thread compacted before the task was protected): protecting it then would reject
  * every summary that absorbs the one holding it.
  */
-export function taskSeqOf(log: ThreadLog, rule: TaskRule, plan?: CompactionPlan): number {
+export function taskSeqOf(log: LogView, rule: TaskRule, plan?: CompactionPlan): number {
   const seq = rule === "none" ? -1 : log.firstUserSeq;
   if (seq < 0 || plan === undefined || plan.actions.length === 0) return seq;
   const kind = decisionAt(resolveForLog(plan, log), seq)?.kind;
@@ -26,7 +26,7 @@ export function taskSeqOf(log: ThreadLog, rule: TaskRule, plan?: CompactionPlan)
  * user message. (Pending calls are guarded by plan validation.) Together with the pending calls they are the
  * protected core that every request keeps.
  */
-export function untouchableSeqs(log: ThreadLog, taskSeq: number): Set<number> {
+export function untouchableSeqs(log: LogView, taskSeq: number): Set<number> {
   const seqs = new Set<number>(log.pinnedSeqs);
   if (log.lastUserSeq >= 0) seqs.add(log.lastUserSeq);
   if (taskSeq >= 0) seqs.add(taskSeq);
@@ -38,7 +38,7 @@ export function untouchableSeqs(log: ThreadLog, taskSeq: number): Set<number> {
  * (a request needs a message besides the system prompt). Not the highest group index: groups are numbered by
  * their first message, and a result can join an older group after a newer one began.
  */
-export function newestGroupOf(log: ThreadLog): number {
+export function newestGroupOf(log: LogView): number {
   for (let seq = log.length - 1; seq >= 0; seq--) {
     const g = log.groupIndexOf(seq);
     if (log.groupAt(g).kind !== "system") return g;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Group } from "../log/groups.js";
-import type { ThreadLog } from "../log/thread-log.js";
+import type { LogView } from "../log/log-view.js";
 import { turnIndexOf } from "../log/turns.js";
 import { parseOptions } from "./options.js";
 import type { Strategy } from "./strategy.js";
@@ -25,12 +25,12 @@ export type RollingWindowOptions = z.input<typeof rollingWindowOptionsSchema>;
  * result arrived in a later one therefore stays as long as that later turn does (a group goes whole or not at
  * all), and after a cut exactly `keepTurns` turns remain in the window.
  */
-function turnsOf(log: ThreadLog, groups: ReadonlyArray<Group>): number[] {
+function turnsOf(log: LogView, groups: ReadonlyArray<Group>): number[] {
   return groups.map((g) => turnIndexOf(log.turns, g.seqs[g.seqs.length - 1]!));
 }
 
 /**
- * A rolling window over turns (a turn starts at a user message, see `ThreadLog.turns`): keeps the newest
+ * A rolling window over turns (a turn starts at a user message, see `LogView.turns`): keeps the newest
  * `keepTurns` turns and drops the groups of older ones in one drop action. System prompts, pinned messages and
  * pending calls are never dropped and a turn left with only those does not count; summarized or externalized
  * groups stay as they are. With a `threshold` it waits until more than `keepTurns + threshold` turns are in the

@@ -1,13 +1,13 @@
 /**
  * What a strategy remembers between turns, and how a thread checkpoint carries it (docs/decisions/0009). A
- * strategy that sweeps the log keeps a memo in the history (`ThreadLog.historyMemo`, under keys starting with its
+ * strategy that sweeps the log keeps a memo in the history (`LogView.historyMemo`, under keys starting with its
  * `prefix`) so a turn looks only at what changed. A worker restored from a checkpoint holds only some messages and
  * could not sweep the whole log; a strategy that declares a `StrategyMemo` lets the checkpoint writer bring its memo
  * up to the committed plan, keep the groups its next sweep visits, and export the memo's state, which the reader
  * puts back. A strategy without one needs nothing: on a restored log it sweeps in full, reads a message the log does
  * not hold, and the engine loads the thread in full.
  */
-import type { ThreadLog } from "../log/thread-log.js";
+import type { LogView } from "../log/log-view.js";
 import type { SeqResolution } from "../plan/resolve-for-log.js";
 import type { GroupSweep, SweepState } from "./group-sweep.js";
 
@@ -16,11 +16,11 @@ export interface StrategyMemo {
   /** The history-memo key prefix of this kind of memo (the rest of the key is the strategy's own). */
   readonly prefix: string;
   /** Brings the memo under `key` up to `resolution.plan` on `log`; false when it cannot. */
-  prime(log: ThreadLog, resolution: SeqResolution, key: string): boolean;
+  prime(log: LogView, resolution: SeqResolution, key: string): boolean;
   /** The memo's sweep in the history. */
-  sweep(log: ThreadLog, key: string): GroupSweep<unknown> | undefined;
+  sweep(log: LogView, key: string): GroupSweep<unknown> | undefined;
   /** Extra state beside the sweep's, from the held messages only. */
-  exportExtra?(log: ThreadLog, key: string, held: (seq: number) => boolean): unknown;
+  exportExtra?(log: LogView, key: string, held: (seq: number) => boolean): unknown;
   /** The sweep's strategy data as JSON, or undefined when it cannot travel. */
   encodeData(data: unknown): unknown | undefined;
   /**
@@ -28,7 +28,7 @@ export interface StrategyMemo {
    * wrong: the reader turns it into a `ValidationError` naming the memo, and the thread is loaded in full).
    */
   restore(
-    log: ThreadLog,
+    log: LogView,
     resolution: SeqResolution,
     key: string,
     sweep: SweepState<unknown>,

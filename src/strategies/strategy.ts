@@ -1,4 +1,4 @@
-import type { ThreadLog } from "../log/thread-log.js";
+import type { LogView } from "../log/log-view.js";
 import type { ActionKind, CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
 import type { StrategyMemo } from "./strategy-memo.js";
@@ -11,7 +11,7 @@ export type StrategyCost = "free" | "model";
 
 /** What a strategy sees when the pipeline asks it for a proposal. */
 export interface StrategyContext {
-  readonly log: ThreadLog;
+  readonly log: LogView;
   /** The plan so far in this run: the last committed plan plus what earlier strategies of the run proposed. */
   readonly plan: CompactionPlan;
   /** Counts messages the way the renderer does (same tokenizer, same framing). */

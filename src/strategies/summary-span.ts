@@ -5,7 +5,7 @@
  */
 import type { Group } from "../log/groups.js";
 import { ascendingRuns } from "../log/history-store.js";
-import type { ThreadLog } from "../log/thread-log.js";
+import type { LogView } from "../log/log-view.js";
 import type { PlanAction, SummarizationRecord } from "../plan/compaction-plan.js";
 import { decisionAt, type SeqResolution } from "../plan/resolve-for-log.js";
 import type { Decision } from "../plan/resolve-plan.js";
@@ -32,7 +32,7 @@ export interface StackEntry {
  * plan and the name, so every instance with that name shares it (an engine's background pipeline and the
  * maintenance compaction, say). Its data is the strategy's summaries in force, in log order.
  */
-export function summarySweep(log: ThreadLog, name: string): GroupSweep<ReadonlyArray<StackEntry>> {
+export function summarySweep(log: LogView, name: string): GroupSweep<ReadonlyArray<StackEntry>> {
   return log.historyMemo(`${SUMMARY_PREFIX}${name}`, () => new GroupSweep<ReadonlyArray<StackEntry>>());
 }
 
@@ -43,7 +43,7 @@ const isOurs = (action: PlanAction | undefined, name: string): boolean =>
   action?.kind === "summarize" && action.strategy === name;
 
 /** The seqs of the span that `action` governs after precedence, ascending. */
-function governedSeqs(log: ThreadLog, resolution: SeqResolution, action: PlanAction): number[] {
+function governedSeqs(log: LogView, resolution: SeqResolution, action: PlanAction): number[] {
   const seqs: number[] = [];
   let hint = 0;
   for (const id of action.span) {
@@ -70,7 +70,7 @@ export interface Absorbable {
  * since, whose spans are walked once.
  */
 function stackOf(
-  log: ThreadLog,
+  log: LogView,
   resolution: SeqResolution,
   name: string,
   base: ReadonlyArray<StackEntry> | undefined,
@@ -109,12 +109,7 @@ function stackOf(
  * an added action dropped, externalized, summarized or released: a system or pinned group never qualifies, and a
  * dropped, externalized or summarized one stays so until an action changes that.
  */
-export function absorbable(
-  log: ThreadLog,
-  resolution: SeqResolution,
-  name: string,
-  taskSeq = -1,
-): Absorbable {
+export function absorbable(log: LogView, resolution: SeqResolution, name: string, taskSeq = -1): Absorbable {
   const plan = resolution.plan;
   const sweep = summarySweep(log, name);
   const base = sweep.base(log, plan);
@@ -132,7 +127,7 @@ export function absorbable(
 }
 
 function candidates(
-  log: ThreadLog,
+  log: LogView,
   resolution: SeqResolution,
   name: string,
   visit: ReadonlyArray<number>,

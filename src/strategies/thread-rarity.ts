@@ -3,8 +3,9 @@
  * (included or cleared), kept per history and brought up to date by difference, so a turn only reads the
  * messages that appeared or went since the last one.
  */
+
+import type { LogView } from "../log/log-view.js";
 import type { Message } from "../log/message.js";
-import type { ThreadLog } from "../log/thread-log.js";
 import type { SeqResolution } from "../plan/resolve-for-log.js";
 import { type Rarity, wordsOf } from "./salient-lines.js";
 
@@ -52,7 +53,7 @@ class IncrementalRarity implements Rarity {
    * function of the resolution and the seq alone, so after a sync for the same resolution only the seqs the log
    * gained or lost can differ; another resolution is compared seq by seq on its action table.
    */
-  sync(log: ThreadLog, resolution: SeqResolution): void {
+  sync(log: LogView, resolution: SeqResolution): void {
     const length = log.length;
     const last = this.#synced;
     for (const seq of this.#words.keys()) if (seq >= length) this.#remove(seq);
@@ -100,7 +101,7 @@ const RARITY_MEMO = Object.freeze({ memo: "threadRarity" });
  * The rarity of words over the messages of `log` that render under `resolution` (a summarized, externalized or
  * dropped message no longer counts). The result is valid until the next call for the same history.
  */
-export function threadRarity(log: ThreadLog, resolution: SeqResolution): Rarity {
+export function threadRarity(log: LogView, resolution: SeqResolution): Rarity {
   const rarity = log.historyMemo(RARITY_MEMO, () => new IncrementalRarity());
   rarity.sync(log, resolution);
   return rarity;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Group } from "../log/groups.js";
+import type { LogView } from "../log/log-view.js";
 import type { ToolResultPart } from "../log/message.js";
-import type { ThreadLog } from "../log/thread-log.js";
 import type { PlanAction, SummarizationRecord } from "../plan/compaction-plan.js";
 import { resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
 import { summaryText } from "../texts/placeholders.js";
@@ -128,7 +128,7 @@ export function collapseLine(items: ReadonlyArray<string>, maxLineChars: number)
 }
 
 /** Every call of a group in log order, each with the result the log paired it with. */
-function callsWithResults(log: ThreadLog, group: Group): Array<{ name: string; result: ToolResultPart }> {
+function callsWithResults(log: LogView, group: Group): Array<{ name: string; result: ToolResultPart }> {
   const results = new Map<string, ToolResultPart>();
   for (const seq of group.seqs) {
     const message = log.at(seq)!;
@@ -150,7 +150,7 @@ function callsWithResults(log: ThreadLog, group: Group): Array<{ name: string; r
 
 /** The summarize action for one group, or undefined when its line would not be smaller than the group. */
 function collapseGroup(
-  log: ThreadLog,
+  log: LogView,
   group: Group,
   res: SeqResolution,
   counter: MessageCounter,

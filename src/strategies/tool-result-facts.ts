@@ -6,8 +6,8 @@
 
 import { ValidationError } from "../errors/ledger-error.js";
 import { countBelow } from "../log/history-store.js";
+import type { LogView } from "../log/log-view.js";
 import type { Message, ToolResultPart } from "../log/message.js";
-import type { ThreadLog } from "../log/thread-log.js";
 import { GroupSweep } from "./group-sweep.js";
 import type { PolicyResolver, ResolvedToolPolicy } from "./tool-policy.js";
 
@@ -28,7 +28,7 @@ export interface ResultRef {
 /** Tool results by tool-message seq. */
 export type ResultIndex = ReadonlyMap<number, ReadonlyArray<ResultRef>>;
 
-function toolNameOf(log: ThreadLog, callSeq: number, callId: string): string {
+function toolNameOf(log: LogView, callSeq: number, callId: string): string {
   for (const p of log.at(callSeq)!.parts) if (p.type === "tool_call" && p.callId === callId) return p.name;
   return "tool";
 }
@@ -54,7 +54,7 @@ export class ResultFacts {
    * What a thread checkpoint keeps of these facts at `log.length`: per tool its result count, and the facts of
    * the results in the tool messages `held` says the checkpoint holds (policies are resolved again on restore).
    */
-  stateAt(log: ThreadLog, held: (seq: number) => boolean): ResultFactsState {
+  stateAt(log: LogView, held: (seq: number) => boolean): ResultFactsState {
     this.extend(log);
     const counts: Array<[string, number]> = [];
     for (const tool of new Set([...this.#before.keys(), ...this.#toolSeqs.keys()])) {
@@ -74,7 +74,7 @@ export class ResultFacts {
    * Facts restored from `stateAt` on a log holding (at least) the tool messages it lists, at its length. Throws
    * `ValidationError` when a listed result is not in the log.
    */
-  static restore(policyOf: PolicyResolver, log: ThreadLog, state: ResultFactsState): ResultFacts {
+  static restore(policyOf: PolicyResolver, log: LogView, state: ResultFactsState): ResultFacts {
     const facts = new ResultFacts(policyOf);
     facts.#length = state.length;
     for (const [tool, count] of state.counts) facts.#before.set(tool, count);
@@ -101,7 +101,7 @@ export class ResultFacts {
   }
 
   /** The policy in force for a result: by tool, and the durability of the result's message or else its call's. */
-  #policyFor(log: ThreadLog, message: Message, callSeq: number, toolName: string): ResolvedToolPolicy {
+  #policyFor(log: LogView, message: Message, callSeq: number, toolName: string): ResolvedToolPolicy {
     return this.policyOf(toolName, message.meta.durability ?? log.at(callSeq)!.meta.durability);
   }
 
@@ -111,7 +111,7 @@ export class ResultFacts {
   }
 
   /** Indexes the results of the messages up to `log.length` not indexed yet. */
-  extend(log: ThreadLog): void {
+  extend(log: LogView): void {
     for (let seq = this.#length; seq < log.length; seq++) {
       const message = log.at(seq)!;
       if (message.role !== "tool") continue;
@@ -167,7 +167,7 @@ export interface RetentionMemo {
 export const RETENTION_PREFIX = "toolResultRetention:";
 
 /** The history's retention memo for the options `key` (their canonical JSON), facts extended to `log`. */
-export function retentionMemo(log: ThreadLog, key: string, policyOf: PolicyResolver): RetentionMemo {
+export function retentionMemo(log: LogView, key: string, policyOf: PolicyResolver): RetentionMemo {
   const memo = log.historyMemo(`${RETENTION_PREFIX}${key}`, () => ({
     facts: new ResultFacts(policyOf),
     sweep: new GroupSweep<undefined>(),
@@ -185,7 +185,7 @@ export class Expiry {
   readonly #counts = new Map<string, number>();
 
   constructor(
-    private readonly log: ThreadLog,
+    private readonly log: LogView,
     private readonly facts: ResultFacts,
   ) {
     this.#lastTurn = log.turnCount - 1;

@@ -2,7 +2,7 @@
  * How tool-result retention's memo travels in a thread checkpoint: its sweep (the groups left open) and the
  * facts it keeps per result of the messages the checkpoint holds.
  */
-import type { ThreadLog } from "../log/thread-log.js";
+import type { LogView } from "../log/log-view.js";
 import type { SeqResolution } from "../plan/resolve-for-log.js";
 import { GroupSweep } from "./group-sweep.js";
 import { parseOptions } from "./options.js";
@@ -57,7 +57,7 @@ export function retentionPolicyOf(memoKey: string): PolicyResolver {
  * own sweep, passed in so this module needs nothing of the strategy).
  */
 export function retentionCheckpointMemo(
-  prime: (log: ThreadLog, resolution: SeqResolution, key: string) => boolean,
+  prime: (log: LogView, resolution: SeqResolution, key: string) => boolean,
 ): StrategyMemo {
   return {
     prefix: RETENTION_PREFIX,

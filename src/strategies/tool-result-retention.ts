@@ -4,7 +4,7 @@
  */
 import { canonicalJson } from "../log/canonical-json.js";
 import type { Group } from "../log/groups.js";
-import type { ThreadLog } from "../log/thread-log.js";
+import type { LogView } from "../log/log-view.js";
 import {
   type ClearExcerpt,
   type ClearedItem,
@@ -102,7 +102,7 @@ interface Collected {
 
 /** Adds what retention does to one compactable, only-cleared tool-call group; returns whether it added any. */
 function planGroup(
-  log: ThreadLog,
+  log: LogView,
   group: Group,
   res: SeqResolution,
   refs: ReadonlyArray<ResultRef>,
@@ -145,7 +145,7 @@ function planGroup(
  * the expiry of each of its results is final (the group is complete, so only the plan could change the answer).
  */
 function visitGroup(
-  log: ThreadLog,
+  log: LogView,
   group: Group,
   res: SeqResolution,
   ctx: { readonly bySeq: ResultIndex; readonly expiry: Expiry },
@@ -167,7 +167,7 @@ function visitGroup(
 
 /** A call message's arguments are stubbed once every result of its calls is cleared and asks for it. */
 function argsClearable(
-  log: ThreadLog,
+  log: LogView,
   seq: number,
   res: SeqResolution,
   refs: ReadonlyArray<ResultRef>,
@@ -188,7 +188,7 @@ function argsClearable(
 }
 
 /** What a clear replaces in one message: its results, or (a call message) its arguments. */
-function clearedItems(log: ThreadLog, seq: number, bySeq: ResultIndex): ClearedItem[] {
+function clearedItems(log: LogView, seq: number, bySeq: ResultIndex): ClearedItem[] {
   const messageId = log.at(seq)!.id;
   const refs = bySeq.get(seq);
   const items = (callId: string, toolName: string, body: string) => ({
@@ -205,7 +205,7 @@ function clearedItems(log: ThreadLog, seq: number, bySeq: ResultIndex): ClearedI
 type KeyLinesOf = (seq: number) => ReadonlyArray<ClearExcerpt>;
 
 function toActions(
-  log: ThreadLog,
+  log: LogView,
   out: Collected,
   bySeq: ResultIndex,
   name: string,
@@ -348,7 +348,7 @@ function roomFor(ctx: StrategyContext, actions: ReadonlyArray<PlanAction>): bool
 }
 
 /** The groups to evict under a plan, visiting only what the memo's sweep left open or what changed since. */
-function sweepRetention(log: ThreadLog, res: SeqResolution, memo: RetentionMemo): Collected {
+function sweepRetention(log: LogView, res: SeqResolution, memo: RetentionMemo): Collected {
   const { facts, sweep } = memo;
   const ctx = { bySeq: facts.bySeq, expiry: new Expiry(log, facts) };
   const out: Collected = { clear: new Map(), drop: [] };
@@ -369,7 +369,7 @@ function retentionKey(options: ToolResultRetentionOptions): string {
  * turn's proposal makes), so a checkpoint can carry the sweep of exactly that plan. False when the history has
  * no such memo.
  */
-export function primeRetention(log: ThreadLog, resolution: SeqResolution, memoKey: string): boolean {
+export function primeRetention(log: LogView, resolution: SeqResolution, memoKey: string): boolean {
   const memo = log.peekHistoryMemo(memoKey) as RetentionMemo | undefined;
   if (memo === undefined) return false;
   memo.facts.extend(log);

@@ -4,7 +4,7 @@
  * states only its scope and its cut.
  */
 import type { Group } from "../log/groups.js";
-import type { ThreadLog } from "../log/thread-log.js";
+import type { LogView } from "../log/log-view.js";
 import { resolveForLog } from "../plan/resolve-for-log.js";
 import { NO_PROPOSAL, type Proposal, type Strategy, type StrategyContext } from "./strategy.js";
 import {
@@ -31,7 +31,7 @@ export interface WindowSpec {
   readonly trigger: WindowTrigger | undefined;
   readonly scope: WindowScope;
   /** Which of the windowed groups (oldest first) go now; `undefined` or no groups when nothing does. */
-  readonly cut: (window: ReadonlyArray<Group>, log: ThreadLog) => WindowCut | undefined;
+  readonly cut: (window: ReadonlyArray<Group>, log: LogView) => WindowCut | undefined;
 }
 
 /** A free strategy proposing at most one drop action, the cut of `spec` over the windowed groups. */

@@ -5,7 +5,7 @@
 
 import { z } from "zod";
 import type { Group } from "../log/groups.js";
-import type { ThreadLog } from "../log/thread-log.js";
+import type { LogView } from "../log/log-view.js";
 import type { PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, type SeqResolution } from "../plan/resolve-for-log.js";
 import type { Decision } from "../plan/resolve-plan.js";
@@ -52,7 +52,7 @@ export interface LiveCounts {
 }
 
 /** Counts what the plan still sends of the log (one pass over the seqs it does not drop). */
-export function liveCounts(log: ThreadLog, resolution: SeqResolution): LiveCounts {
+export function liveCounts(log: LogView, resolution: SeqResolution): LiveCounts {
   const groupOf = log.groupIndexTable();
   const liveGroup = new Uint8Array(log.groupCount);
   const replacements = new Set<number>();
@@ -145,7 +145,7 @@ export function windowScopeOf(key: string): WindowScope {
 }
 
 /** The group index of the latest user message, or -1. */
-export function lastUserGroup(log: ThreadLog): number {
+export function lastUserGroup(log: LogView): number {
   const seq = log.lastUserSeq;
   return seq < 0 ? -1 : log.groupIndexOf(seq);
 }
@@ -159,7 +159,7 @@ export function lastUserGroup(log: ThreadLog): number {
  * neither counts nor touches them.
  */
 export function windowedGroups(
-  log: ThreadLog,
+  log: LogView,
   resolution: SeqResolution,
   scope: WindowScope,
   taskSeq = -1,
@@ -204,7 +204,7 @@ const condensedChanged: DecisionChange = (_seq, was, now) => condensed(was) !== 
 
 /** One drop action covering whole groups: their message ids in log order (groups may interleave). */
 export function dropGroupsAction(
-  log: ThreadLog,
+  log: LogView,
   groups: ReadonlyArray<Group>,
   strategy: string,
   recordReason: string,

@@ -1,6 +1,6 @@
 import { hashMessageContent } from "../log/canonical-json.js";
+import type { LogView } from "../log/log-view.js";
 import type { Message, Part, ToolResultPart } from "../log/message.js";
-import type { ThreadLog } from "../log/thread-log.js";
 import type { ClearRecord, ExternalizationRecord, SummarizationRecord } from "../plan/compaction-plan.js";
 
 /** Version of the placeholder and synthetic-message texts; part of every render hash. */
@@ -147,7 +147,7 @@ const stubs = new WeakMap<
  * The stub for the pending calls of the message at `seq` (as `pendingStubParts` builds it), or undefined when
  * none of its calls is pending.
  */
-export function pendingStub(log: ThreadLog, seq: number): PendingStub | undefined {
+export function pendingStub(log: LogView, seq: number): PendingStub | undefined {
   const message = log.at(seq)!;
   const answered = log.resultsOf(seq).length;
   const history = log.idTable();
