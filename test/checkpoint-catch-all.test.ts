@@ -10,31 +10,10 @@ import { createDefaultPipeline } from "../src/compaction/default-pipeline.js";
 import { createPipeline } from "../src/compaction/pipeline.js";
 import { createContextEngine } from "../src/context-engine.js";
 import type { EngineEvent } from "../src/engine/engine-events.js";
-import type { MessageInput } from "../src/log/message.js";
 import { createMemoryStores } from "../src/stores/memory/memory-stores.js";
 import type { Strategy } from "../src/strategies/strategy.js";
 import { simpleCounter } from "./support/simple-counter.js";
-
-function rounds(from: number, count: number): MessageInput[] {
-  const out: MessageInput[] = [];
-  for (let r = from; r < from + count; r++) {
-    out.push(
-      { id: `u${r}`, role: "user", parts: [{ type: "text", text: `question ${r} ${"q".repeat(40)}` }] },
-      {
-        id: `a${r}`,
-        role: "assistant",
-        parts: [{ type: "tool_call", callId: `c${r}`, name: "search", args: `{"q":"${r}"}` }],
-      },
-      {
-        id: `t${r}`,
-        role: "tool",
-        parts: [{ type: "tool_result", callId: `c${r}`, content: `result ${r} ${"r".repeat(600)}` }],
-      },
-      { id: `x${r}`, role: "assistant", parts: [{ type: "text", text: `answer ${r} ${"a".repeat(80)}` }] },
-    );
-  }
-  return out;
-}
+import { toolRounds as rounds } from "./support/tool-rounds.js";
 
 describe("a strategy with a catch-all on a stateless worker", () => {
   it("never has its partial reading count: the turn runs again until it read every message", async () => {

@@ -13,7 +13,6 @@ import type { ContextEngine } from "../src/engine/context-engine.js";
 import type { EngineEvent } from "../src/engine/engine-events.js";
 import { createStoredCounter } from "../src/engine/stored-counter.js";
 import { CheckpointUnfitError, MessageNotLoadedError } from "../src/errors/ledger-error.js";
-import type { MessageInput } from "../src/log/message.js";
 import { serializePlan } from "../src/plan/plan-schema.js";
 import type { CheckpointStore } from "../src/stores/checkpoint-store.js";
 import { createMemoryStores } from "../src/stores/memory/memory-stores.js";
@@ -21,31 +20,10 @@ import type { Stores } from "../src/stores/stores.js";
 import { memosOf } from "../src/strategies/strategy-memo.js";
 import { propertyEngine } from "./support/engine-turns.js";
 import { simpleCounter } from "./support/simple-counter.js";
+import { toolRounds as rounds } from "./support/tool-rounds.js";
 
 /** What the default pipeline's strategies keep in a checkpoint. */
 const KINDS = memosOf(createDefaultPipeline().strategies);
-
-/** Rounds of user question, tool call, long tool result and answer: old results get cleared, then dropped. */
-function rounds(from: number, count: number): MessageInput[] {
-  const out: MessageInput[] = [];
-  for (let r = from; r < from + count; r++) {
-    out.push(
-      { id: `u${r}`, role: "user", parts: [{ type: "text", text: `question ${r} ${"q".repeat(40)}` }] },
-      {
-        id: `a${r}`,
-        role: "assistant",
-        parts: [{ type: "tool_call", callId: `c${r}`, name: "search", args: `{"q":"${r}"}` }],
-      },
-      {
-        id: `t${r}`,
-        role: "tool",
-        parts: [{ type: "tool_result", callId: `c${r}`, content: `result ${r} ${"r".repeat(600)}` }],
-      },
-      { id: `x${r}`, role: "assistant", parts: [{ type: "text", text: `answer ${r} ${"a".repeat(80)}` }] },
-    );
-  }
-  return out;
-}
 
 /** Stores whose checkpoint tails are counted, and can be made to have vanished. */
 function watchedStores(): {
