@@ -38,9 +38,10 @@ describe("package entry points", () => {
     }
     expect(main.generateSampleSession).toBeUndefined();
     expect(typeof sample.generateSampleSession).toBe("function");
+    // ThreadLog is a type and its factories (an object), not a class.
+    expect(typeof main.ThreadLog?.from).toBe("function");
     for (const name of [
       "createContextEngine",
-      "ThreadLog",
       "renderPrompt",
       "createDefaultPipeline",
       "parseTranscript",

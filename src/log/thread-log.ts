@@ -44,8 +44,9 @@ export function historyAccess(): HistoryAccess {
 }
 
 /**
- * An append-only thread log. `append` returns a new log value; earlier values and all messages stay unchanged
- * and deeply frozen. A batch is validated as a whole and appends nothing when any message is bad.
+ * An append-only thread log: a `LogView` that can be extended. `append` returns a new log value; earlier values
+ * and all messages stay unchanged and deeply frozen. A batch is validated as a whole and appends nothing when any
+ * message is bad. Made by the `ThreadLog` factories (`empty`, `from`, `fromTrusted`).
  *
  * @example
  * const log = ThreadLog.empty("t1").append([
@@ -53,7 +54,36 @@ export function historyAccess(): HistoryAccess {
  * ]);
  * log.length; // 1
  */
-export class ThreadLog implements LogView {
+export interface ThreadLog extends LogView {
+  /** Returns a new log with the messages appended, or throws `ValidationError` and appends nothing. */
+  append(inputs: ReadonlyArray<MessageInput>): ThreadLog;
+  /**
+   * Appends messages that a log already validated and hashed when they were first appended — rows read back
+   * from a store, which checked them on the way in — without the schema check, copies and hashing of `append`.
+   * Seq order, unique ids and the pairing of results with calls are still worked out, and a message that breaks
+   * them throws `ValidationError`. Replay uses `append`: it must notice a row changed after it was stored.
+   */
+  appendTrusted(messages: ReadonlyArray<Message>): ThreadLog;
+}
+
+/** The factories of thread logs. */
+export const ThreadLog = Object.freeze({
+  /** An empty log for a thread. */
+  empty(threadId: string): ThreadLog {
+    return LogValue.empty(threadId);
+  },
+  /** Builds a log from inputs in one atomic append. */
+  from(threadId: string, inputs: ReadonlyArray<MessageInput>): ThreadLog {
+    return LogValue.empty(threadId).append(inputs);
+  },
+  /** Builds a log from stored messages without checking or hashing them again (see `appendTrusted`). */
+  fromTrusted(threadId: string, messages: ReadonlyArray<Message>): ThreadLog {
+    return LogValue.empty(threadId).appendTrusted(messages);
+  },
+});
+
+/** The one implementation of `ThreadLog`: a length over a history shared by the values of one linear history. */
+class LogValue implements ThreadLog {
   readonly threadId: string;
   readonly length: number;
   readonly pendingCalls: ReadonlyMap<string, CallRef>;
@@ -67,9 +97,9 @@ export class ThreadLog implements LogView {
 
   static {
     access = {
-      history: (log) => log.#store,
-      groupIndex: (log) => log.#groupIndex(),
-      over: (threadId, history, length, pending) => new ThreadLog(threadId, history, length, pending),
+      history: (log) => LogValue.#own(log).#store,
+      groupIndex: (log) => LogValue.#own(log).#groupIndex(),
+      over: (threadId, history, length, pending) => new LogValue(threadId, history, length, pending),
     };
   }
 
@@ -85,22 +115,16 @@ export class ThreadLog implements LogView {
     this.pendingCalls = pending;
   }
 
-  /** An empty log for a thread. */
-  static empty(threadId: string): ThreadLog {
+  static empty(threadId: string): LogValue {
     if (typeof threadId !== "string" || threadId.length === 0) {
       throw new ValidationError("thread id must be a non-empty string", { field: "threadId" });
     }
-    return new ThreadLog(threadId, emptyHistory(), 0, new Map());
+    return new LogValue(threadId, emptyHistory(), 0, new Map());
   }
 
-  /** Builds a log from inputs in one atomic append. */
-  static from(threadId: string, inputs: ReadonlyArray<MessageInput>): ThreadLog {
-    return ThreadLog.empty(threadId).append(inputs);
-  }
-
-  /** Builds a log from stored messages without checking or hashing them again (see `appendTrusted`). */
-  static fromTrusted(threadId: string, messages: ReadonlyArray<Message>): ThreadLog {
-    return ThreadLog.empty(threadId).appendTrusted(messages);
+  static #own(log: ThreadLog): LogValue {
+    if (!(log instanceof LogValue)) throw new TypeError("not a log value made by ThreadLog");
+    return log;
   }
 
   /** All messages in seq order (frozen; computed once per log value). A partial log stops the operation. */
@@ -152,10 +176,6 @@ export class ThreadLog implements LogView {
     return projection === undefined ? undefined : absentIdAt(projection, seq);
   }
 
-  /**
-   * The seq of a message id, or undefined. `hint` is where the caller expects it (e.g. one past the previous id
-   * of a span in log order); a correct hint answers without hashing the id.
-   */
   seqOf(id: string, hint?: number): number | undefined {
     if (hint !== undefined && hint >= 0 && hint < this.length && this.#store.ids[hint] === id) return hint;
     const seq = this.#store.seqById.get(id);
@@ -212,10 +232,6 @@ export class ThreadLog implements LogView {
     return view instanceof GroupIndex ? view.groupAt(index, this.length) : view.groups[index]!;
   }
 
-  /**
-   * The group index of every seq below `length`, as one contiguous table (for sweeps over the whole log; do not
-   * read past `length`).
-   */
   groupIndexTable(): ArrayLike<number> {
     const view = this.#groupView();
     return view instanceof GroupIndex ? view.indexTable() : view.indexBySeq;
@@ -225,10 +241,6 @@ export class ThreadLog implements LogView {
     return this.#store.ids;
   }
 
-  /**
-   * `idTable()` with every entry below `length` present: a projected log fills the entries of the messages it
-   * does not hold, in place and once (decoding its absent ids), so the table keeps its identity.
-   */
   fullIdTable(): ArrayLike<string> {
     const projection = this.#store.projection;
     if (projection !== undefined && projection.idsFilled !== true) {
@@ -297,7 +309,7 @@ export class ThreadLog implements LogView {
 
   sharesPrefix(other: LogView, length: number): boolean {
     if (other.threadId !== this.threadId || other.length < length || this.length < length) return false;
-    if (!(other instanceof ThreadLog)) return false;
+    if (!(other instanceof LogValue)) return false;
     if (length === 0 || this.#store === other.#store) return true;
     const mine = this.#store.messages[length - 1];
     // Message objects are only shared between values of one history: an unheld message proves nothing.
@@ -319,10 +331,6 @@ export class ThreadLog implements LogView {
     return Math.max(0, countBelow(this.#store.userSeqs, seq + 1) - 1);
   }
 
-  /**
-   * The seq of the first user message that is not `meta.pinned` (by default the thread's task: a pinned note put
-   * before it is protected anyway), or -1 when there is none.
-   */
   get firstUserSeq(): number {
     const pinned = this.pinnedSeqs;
     for (const seq of this.#store.userSeqs) {
@@ -363,19 +371,11 @@ export class ThreadLog implements LogView {
     return memo;
   }
 
-  /** Returns a new log with the messages appended, or throws `ValidationError` and appends nothing. */
   append(inputs: ReadonlyArray<MessageInput>): ThreadLog {
     if (inputs.length === 0) return this;
     return this.#extendWith(prepareBatch(this, inputs));
   }
 
-  /**
-   * Appends messages that a log already validated and hashed when they were first appended — rows read back
-   * from a store, which checked them on the way in — without the schema check, copies and hashing of `append`
-   * (a stateless worker rebuilding a long thread spends most of its load there). Seq order, unique ids and the
-   * pairing of results with calls are still worked out, and a message that breaks them throws
-   * `ValidationError`. Replay uses `append`: it must notice a row changed after it was stored.
-   */
   appendTrusted(messages: ReadonlyArray<Message>): ThreadLog {
     if (messages.length === 0) return this;
     return this.#extendWith(trustedBatch(this, messages));
@@ -388,6 +388,6 @@ export class ThreadLog implements LogView {
     const store =
       this.#store.messages.length === this.length ? this.#store : branchHistory(this.#store, this.length);
     for (const entry of batch.entries) addToHistory(store, entry);
-    return new ThreadLog(this.threadId, store, this.length + batch.entries.length, batch.pending);
+    return new LogValue(this.threadId, store, this.length + batch.entries.length, batch.pending);
   }
 }
