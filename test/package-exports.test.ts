@@ -40,12 +40,7 @@ describe("package entry points", () => {
     expect(typeof sample.generateSampleSession).toBe("function");
     // ThreadLog is a type and its factories (an object), not a class.
     expect(typeof main.ThreadLog?.from).toBe("function");
-    for (const name of [
-      "createContextEngine",
-      "renderPrompt",
-      "createDefaultPipeline",
-      "parseTranscript",
-    ]) {
+    for (const name of ["createContextEngine", "renderPrompt", "createDefaultPipeline", "parseTranscript"]) {
       expect(typeof main[name], name).toBe("function");
     }
   });
