@@ -39,6 +39,8 @@ export interface EngineCore {
   readonly inline: Pipeline;
   /** The whole pipeline: background runs and maintenance compactions. */
   readonly full: Pipeline;
+  /** The free reducers of `full` that neither summarize nor externalize: a turn that brings content back runs these. */
+  readonly calm: Pipeline;
   /** True when turns leave model strategies to background runs. */
   readonly background: boolean;
   readonly pendingCalls: PendingCallMode;

@@ -62,8 +62,21 @@ export interface EngineEventMap {
   readonly externalized: ActionEvent;
   /** A span was left out of the request. */
   readonly dropped: ActionEvent;
-  /** An artifact the harness brought back was rendered at the end of the request. */
-  readonly rehydrated: { readonly artifactId: string; readonly chars: number };
+  /**
+   * An artifact was rendered at the end of the request: one the harness passed in, or one the model or the user
+   * referred to since the previous call (`detected`; `truncated` when cut to the per-artifact cap).
+   */
+  readonly rehydrated: {
+    readonly artifactId: string;
+    readonly chars: number;
+    readonly detected?: boolean;
+    readonly truncated?: boolean;
+  };
+  /** An artifact referred to since the previous call was not brought back. */
+  readonly rehydration_blocked: {
+    readonly artifactId: string;
+    readonly reason: "cooldown" | "sensitivity" | "tenant" | "budget" | "missing";
+  };
   /** A new plan version was committed. */
   readonly committed: {
     readonly operation: EngineOperation;

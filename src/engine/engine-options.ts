@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { PipelineConfig } from "../compaction/pipeline-config.js";
 import type { Pipeline } from "../compaction/pipeline-types.js";
 import { ValidationError } from "../errors/ledger-error.js";
+import type { Sensitivity } from "../log/message.js";
 import type { PendingCallMode } from "../render/render-prompt.js";
 import type { Stores } from "../stores/stores.js";
 import { parseOptions } from "../strategies/options.js";
@@ -47,8 +48,12 @@ export interface ContextEngineOptions {
   readonly summarization?: SummarizationMode;
   /** Listeners of the engine's typed events. */
   readonly events?: EngineListener | ReadonlyArray<EngineListener>;
-  /** Tenant of the artifacts the engine writes (default `default`). */
+  /** Tenant of the artifacts the engine writes and reads (default `default`). */
   readonly tenant?: string;
+  /** The most sensitive class of artifact the engine may bring back into a request (default `internal`). */
+  readonly clearance?: Sensitivity;
+  /** How artifacts the model or the user refers to come back into the request (see `RehydrationOptions`). */
+  readonly rehydration?: RehydrationOptions;
   /**
    * Retries after another writer won a race on the log or the plan (default 10), each after a random pause of up
    * to `conflictBackoff.initialMs × 2^(retry − 1)` milliseconds, at most `conflictBackoff.maxMs` ("full jitter":
@@ -72,6 +77,15 @@ export interface ContextEngineOptions {
 export const engineSettingsSchema = z.strictObject({
   summarization: z.enum(["background", "inline"]).exactOptional(),
   tenant: z.string().trim().min(1).exactOptional(),
+  clearance: z.enum(["public", "internal", "confidential", "restricted"]).exactOptional(),
+  rehydration: z
+    .strictObject({
+      detect: z.boolean().exactOptional(),
+      cooldownCalls: z.number().int().nonnegative().max(1_000).exactOptional(),
+      maxTokensPerArtifact: z.number().int().positive().exactOptional(),
+      maxTokens: z.number().int().nonnegative().exactOptional(),
+    })
+    .exactOptional(),
   maxConflictRetries: z.number().int().nonnegative().max(100).exactOptional(),
   conflictBackoff: z
     .strictObject({
@@ -92,11 +106,36 @@ export const engineSettingsSchema = z.strictObject({
   overhead: z.enum(["openai", "anthropic", "neutral"]).exactOptional(),
 });
 
+/**
+ * Rehydration: before compacting, a turn looks at the text and tool-call arguments appended since the previous
+ * call for ids of artifacts the thread externalized, and brings each one back at the end of the request.
+ */
+export interface RehydrationOptions {
+  /** Look for references at all (default true). */
+  readonly detect?: boolean;
+  /** An artifact brought back in one call is not brought back again in the next this many calls (default 3). */
+  readonly cooldownCalls?: number;
+  /** Most tokens of one artifact's content; more is cut to head and tail with a marker (default 2,000). */
+  readonly maxTokensPerArtifact?: number;
+  /**
+   * Most tokens all references of a turn may bring back when the budget keeps no `rehydrationReserve` (default
+   * 5 % of the context window, at most 8,000); the turn takes that room from the history.
+   */
+  readonly maxTokens?: number;
+}
+
 /** The validated JSON-shaped settings with defaults filled in. */
 export interface EngineSettings {
   /** Undefined: chosen by the summarizer (inline when it is local, else background). */
   readonly summarization: SummarizationMode | undefined;
   readonly tenant: string;
+  readonly clearance: Sensitivity;
+  readonly rehydration: {
+    readonly detect: boolean;
+    readonly cooldownCalls: number;
+    readonly maxTokensPerArtifact: number;
+    readonly maxTokens: number | undefined;
+  };
   readonly maxConflictRetries: number;
   readonly conflictBackoff: { readonly initialMs: number; readonly maxMs: number };
   readonly calibration: CalibrationSettings;
@@ -171,6 +210,13 @@ export function parseEngineOptions(options: ContextEngineOptions): EngineSetting
   return {
     summarization: o.summarization,
     tenant: o.tenant ?? "default",
+    clearance: o.clearance ?? "internal",
+    rehydration: {
+      detect: o.rehydration?.detect ?? true,
+      cooldownCalls: o.rehydration?.cooldownCalls ?? 3,
+      maxTokensPerArtifact: o.rehydration?.maxTokensPerArtifact ?? 2_000,
+      maxTokens: o.rehydration?.maxTokens,
+    },
     maxConflictRetries: o.maxConflictRetries ?? 10,
     conflictBackoff: { initialMs: 2, maxMs: 200, ...o.conflictBackoff },
     calibration: { ...DEFAULT_CALIBRATION, ...o.calibration },

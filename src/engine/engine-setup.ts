@@ -26,6 +26,8 @@ import { cachedLoader, type LoaderFactory } from "./thread-loader.js";
 interface Pipelines {
   readonly full: Pipeline;
   readonly inline: Pipeline;
+  /** Free reducers only (no summary, no new artifact): the pipeline of a turn that rehydrates. */
+  readonly calm: Pipeline;
   readonly budget?: TokenBudget;
   /** True when the engine built the pipeline and its summarizer runs in process (no model call). */
   readonly localSummaries: boolean;
@@ -33,6 +35,20 @@ interface Pipelines {
 
 function isPipeline(value: unknown): value is Pipeline {
   return typeof (value as Pipeline | undefined)?.run === "function";
+}
+
+/** Whether a strategy may run on a turn that brings content back: free, and neither summarizing nor externalizing. */
+function calmStrategy(s: { readonly cost: string; readonly kinds: ReadonlyArray<string> }): boolean {
+  return s.cost === "free" && !s.kinds.includes("summarize") && !s.kinds.includes("externalize");
+}
+
+/** `full` without the strategies a rehydrating turn must not run (see `calmStrategy`). */
+function calmOnly(full: Pipeline): Pipeline {
+  if (full.strategies.every(calmStrategy)) return full;
+  return createPipeline({
+    strategies: full.strategies.filter(calmStrategy),
+    pendingCalls: full.pendingCalls,
+  });
 }
 
 /** A pipeline with only the free strategies of `full`, for turns that leave model strategies to the background. */
@@ -59,7 +75,7 @@ function buildPipelines(options: ContextEngineOptions, settings: EngineSettings)
         field: "inlinePipeline",
       });
     }
-    return { full: options.pipeline, inline, localSummaries: false };
+    return { full: options.pipeline, inline, calm: calmOnly(options.pipeline), localSummaries: false };
   }
   const deps: PipelineDependencies = {
     summaryCache: options.stores.summaries,
@@ -85,9 +101,19 @@ function buildPipelines(options: ContextEngineOptions, settings: EngineSettings)
     (full.strategies.some((s) => s.cost === "model")
       ? pipelineFromConfig(free(configured.config), deps).pipeline
       : full);
+  const calm = full.strategies.every(calmStrategy)
+    ? full
+    : pipelineFromConfig(
+        {
+          ...configured.config,
+          strategies: configured.config.strategies.filter((_, i) => calmStrategy(full.strategies[i]!)),
+        },
+        deps,
+      ).pipeline;
   return {
     full,
     inline,
+    calm,
     localSummaries: summarizer === undefined ? kind === "extractive" : summarizer.local === true,
     ...(configured.budget === undefined ? {} : { budget: configured.budget }),
   };
@@ -140,6 +166,7 @@ export function createEngineCore(
     budget,
     inline: mode === "inline" ? pipelines.full : pipelines.inline,
     full: pipelines.full,
+    calm: pipelines.calm,
     background: mode === "background" && pipelines.inline !== pipelines.full,
     pendingCalls: pipelines.full.pendingCalls,
     events: createEventSink(listeners, now),

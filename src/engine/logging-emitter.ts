@@ -26,7 +26,9 @@ const DESCRIBE: { readonly [K in EngineEventType]: Describe<K> } = {
   summarized: (e) => actionLine("summarized", e),
   externalized: (e) => actionLine("externalized", e),
   dropped: (e) => actionLine("dropped", e),
-  rehydrated: (e) => `rehydrated artifact ${e.artifactId} (${e.chars} chars)`,
+  rehydrated: (e) =>
+    `rehydrated artifact ${e.artifactId} (${e.chars} chars${e.truncated === true ? ", cut" : ""}${e.detected === true ? ", referred to" : ""})`,
+  rehydration_blocked: (e) => `did not rehydrate artifact ${e.artifactId}: ${e.reason}`,
   committed: (e) =>
     `${e.operation}: committed plan v${e.planVersion} at log ${e.basedOnSeq}, ${e.tokensBefore} → ${e.tokensAfter} tokens (freed ${e.tokensFreed})`,
   version_conflict: (e) =>

@@ -10,6 +10,14 @@ import { type Calibration, calibratedBudget } from "./calibration.js";
 import { appliedRefs, saveTurnInputs } from "./call-record.js";
 import { commitPlan, observed, onThread, reportSteps, requireMessages } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
+import {
+  announceRehydration,
+  leftOut,
+  planRehydration,
+  type RehydrationPlan,
+  rehydratedTokens,
+  withRehydration,
+} from "./rehydration.js";
 import type { LoadedThread } from "./thread-cache.js";
 import {
   type PreparedTurn,
@@ -49,17 +57,15 @@ async function runTurn<F extends ProviderFormat>(
   const threadId = state.log.threadId;
   requireMessages(state, threadId);
   const calibration = await core.calibration.get(input.model);
-  const budget = calibratedBudget(input.budget, calibration.ratio);
-  let result = await runInline(core, core.inline, state, input, budget, calibration.ratio);
-  reportSteps(core, "prepareTurn", threadId, result.report);
-  // Never stuck: when the free strategies cannot make the request fit, the turn runs the summarization it needs
-  // (the whole pipeline) itself instead of failing while a background run is yet to come.
-  const waited = !result.ok && result.error instanceof BudgetInfeasibleError && core.inline !== core.full;
-  if (waited) {
-    result = await runInline(core, core.full, state, input, budget, calibration.ratio, false);
-    reportSteps(core, "prepareTurn", threadId, result.report);
-  }
-  if (!result.ok) throw result.error;
+  const calibrated = calibratedBudget(input.budget, calibration.ratio);
+  const { result, rehydration, turn, waited } = await compactTurn(
+    core,
+    state,
+    input,
+    calibrated,
+    calibration.ratio,
+  );
+  const budget = turn.budget;
   // Transactional: the pipeline built the request in the caller's format (F) and checked it before anything is
   // committed, so a format it did not validate can never leave a committed plan without its call. A pipeline of
   // the caller's own that returns only the prompt gets its request built and checked here, the same way.
@@ -78,15 +84,17 @@ async function runTurn<F extends ProviderFormat>(
     log: state.log,
     basePlan: state.plan,
     replaces: result.plan,
-    budget,
+    // Without this turn's room for what it brought back: the summary is for the turns after it.
+    budget: calibrated,
     tokensAfter: result.report.tokensAfter,
     calibrationRatio: calibration.ratio,
   };
   const scheduled =
     core.background && !waited && result.report.triggered && scheduleBackground(core, job, turnDone);
   try {
-    return await finishTurn(core, state, input, request, {
+    return await finishTurn(core, state, turn.input, request, {
       result,
+      rehydration,
       calibration,
       budget,
       scheduled,
@@ -97,6 +105,54 @@ async function runTurn<F extends ProviderFormat>(
   } finally {
     finished();
   }
+}
+
+/**
+ * Runs the turn's pipelines. A turn that brings content back (the caller's, or what the model or the user referred
+ * to since the previous call) makes room with the free reducers and the fallback only: a summary or a new artifact
+ * waits for a later turn, since it would take away what was just brought back (no ping-pong). When that cannot fit,
+ * the referred artifacts are left out and the turn compacts as any other. Never stuck: when the free strategies
+ * cannot make the request fit, the turn runs the summarization it needs (the whole pipeline) itself instead of
+ * failing while a background run is yet to come.
+ */
+async function compactTurn<F extends ProviderFormat>(
+  core: EngineCore,
+  state: LoadedThread,
+  input: TurnInput<F>,
+  calibrated: TokenBudget,
+  ratio: number,
+): Promise<{
+  readonly result: PipelineSuccess;
+  readonly rehydration: RehydrationPlan;
+  readonly turn: { readonly input: TurnInput<F>; readonly budget: TokenBudget };
+  readonly waited: boolean;
+}> {
+  const threadId = state.log.threadId;
+  const explicit = rehydratedTokens(core, input.inputs.rehydrated);
+  let rehydration = await planRehydration(core, state.log, state.plan, calibrated, explicit);
+  let turn = withRehydration(input, calibrated, rehydration);
+  let announced = false;
+  const run = async (pipeline: Pipeline): Promise<PipelineResult> => {
+    const out = await runInline(core, pipeline, state, turn.input, turn.budget, ratio, !announced);
+    announced = true;
+    reportSteps(core, "prepareTurn", threadId, out.report);
+    return out;
+  };
+  let result: PipelineResult | undefined;
+  if (turn.input.inputs.rehydrated.length > 0) {
+    result = await run(core.calm);
+    if (!result.ok && result.error instanceof BudgetInfeasibleError && rehydration.artifacts.length > 0) {
+      rehydration = leftOut(rehydration);
+      turn = withRehydration(input, calibrated, rehydration);
+      result = undefined;
+    }
+  }
+  result ??= await run(core.inline);
+  const waited = !result.ok && result.error instanceof BudgetInfeasibleError && core.inline !== core.full;
+  if (waited) result = await run(core.full);
+  if (!result.ok) throw result.error;
+  announceRehydration(core, threadId, input.inputs.rehydrated, rehydration);
+  return { result, rehydration, turn, waited };
 }
 
 /** The request body the turn asks its pipeline for: the caller's format, cache breakpoints and the turn's tools. */
@@ -115,7 +171,7 @@ async function runInline<F extends ProviderFormat>(
   announce = true,
 ): Promise<PipelineResult> {
   const threadId = state.log.threadId;
-  // The check and its rehydrations are announced once per turn, not again when the turn runs the whole pipeline.
+  // The check is announced once per turn, not again when the turn runs another of its pipelines.
   if (announce) {
     core.events.emit("check_started", threadId, {
       operation: "prepareTurn",
@@ -124,9 +180,6 @@ async function runInline<F extends ProviderFormat>(
       target: compactionTarget(budget),
       calibrationRatio: ratio,
     });
-    for (const a of input.inputs.rehydrated) {
-      core.events.emit("rehydrated", threadId, { artifactId: a.artifactId, chars: a.content.length });
-    }
   }
   const result = await pipeline.run({
     log: state.log,
@@ -145,6 +198,7 @@ async function runInline<F extends ProviderFormat>(
 
 interface TurnOutcome {
   readonly result: PipelineSuccess;
+  readonly rehydration: RehydrationPlan;
   readonly calibration: Calibration;
   readonly budget: TokenBudget;
   readonly scheduled: boolean;
@@ -183,6 +237,7 @@ async function finishTurn<F extends ProviderFormat>(
     durationMs,
     // The provider's input count includes the tool definitions and request framing the budget reserves.
     fixedTokens: outcome.budget.toolSchemaTokens + outcome.budget.formattingOverhead,
+    rehydration: outcome.rehydration,
   });
   core.loader.remember(threadId, { log: state.log, plan: result.plan, previous: prompt });
   core.loader.settled(state.log, result.plan, result.changed);
@@ -209,8 +264,10 @@ async function recordCall(
     model: string | undefined;
     durationMs: number;
     fixedTokens: number;
+    rehydration: RehydrationPlan;
   },
 ): Promise<void> {
+  const { rehydrated, blocked } = call.rehydration;
   const refs = appliedRefs(state.log, plan);
   await core.stores.calls.record({
     callId: call.callId,
@@ -228,6 +285,9 @@ async function recordCall(
     evictions: refs.evictions,
     createdAt: new Date(core.now()).toISOString(),
     durationMs: call.durationMs,
+    // What it brought back and what it left out (the cooldown reads these across workers).
+    ...(rehydrated.length === 0 ? {} : { rehydrated }),
+    ...(blocked.length === 0 ? {} : { rehydrationBlocked: blocked }),
   });
   core.events.emit("call_recorded", state.log.threadId, {
     callId: call.callId,
@@ -265,5 +325,7 @@ function turnStats(
     backgroundScheduled: outcome.scheduled,
     durationMs,
     toolTokens: outcome.toolTokens,
+    rehydrated: outcome.rehydration.rehydrated,
+    rehydrationBlocked: outcome.rehydration.blocked,
   };
 }

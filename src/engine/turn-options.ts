@@ -11,6 +11,7 @@ import type { Calibration } from "./calibration.js";
 import type { TurnInputs } from "./call-record.js";
 import type { EngineCore } from "./engine-core.js";
 import { toBudget } from "./engine-setup.js";
+import type { RehydrationBlock, RehydrationNote } from "./rehydration.js";
 
 /** A budget for one call: a `TokenBudget`, budget options, or a plain ceiling on the request's tokens. */
 export type BudgetInput = TokenBudget | TokenBudgetOptions | number;
@@ -66,6 +67,10 @@ export interface TurnStats {
   readonly durationMs: number;
   /** Tokens the turn's tool definitions take (0 without `tools`). */
   readonly toolTokens: number;
+  /** Artifacts referred to since the previous call and brought back at the end of this request. */
+  readonly rehydrated: ReadonlyArray<RehydrationNote>;
+  /** Artifacts referred to since the previous call that were not brought back, and why. */
+  readonly rehydrationBlocked: ReadonlyArray<RehydrationBlock>;
 }
 
 /** What `prepareTurn` returns: the provider request, its id for usage and replay, and figures. */

@@ -9,6 +9,7 @@ import {
   type PendingStub,
   pendingStub,
   pointerText,
+  rehydratedText,
   summaryText,
 } from "../texts/placeholders.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
@@ -222,8 +223,7 @@ class RenderContext {
 
   appendTail(): void {
     for (const artifact of this.options.rehydrated ?? []) {
-      const note = artifact.truncated === true ? " (truncated)" : "";
-      const text = `[Rehydrated artifact ${artifact.artifactId}${note}]\n${artifact.content}`;
+      const text = rehydratedText(artifact.artifactId, artifact.content, artifact.truncated === true);
       this.#push("user", [{ type: "text", text }], "rehydration", []);
     }
     for (const injection of this.options.injections ?? []) {

@@ -30,6 +30,17 @@ export interface ModelCallRecord {
   readonly createdAt: string;
   readonly durationMs?: number;
   readonly usage?: ModelUsage;
+  /** Artifacts the engine brought back into this request (see `TurnStats.rehydrated`). */
+  readonly rehydrated?: ReadonlyArray<{
+    readonly artifactId: string;
+    readonly tokens: number;
+    readonly truncated: boolean;
+  }>;
+  /** Artifacts referred to but not brought back, and why (see `TurnStats.rehydrationBlocked`). */
+  readonly rehydrationBlocked?: ReadonlyArray<{
+    readonly artifactId: string;
+    readonly reason: "cooldown" | "sensitivity" | "tenant" | "budget" | "missing";
+  }>;
 }
 
 /**
@@ -52,6 +63,11 @@ export interface ModelCallStore {
   setUsage(callId: string, usage: ModelUsage): Promise<void>;
   /** The calls of a thread in the order they were recorded. */
   list(threadId: string): Promise<ReadonlyArray<ModelCallRecord>>;
+  /**
+   * The last `limit` calls of a thread, in the order they were recorded (what the engine reads before each turn:
+   * where the previous call ended, and what it brought back). Optional: without it the engine reads `list`.
+   */
+  recent?(threadId: string, limit: number): Promise<ReadonlyArray<ModelCallRecord>>;
   /** Up to `limit` calls of `model` that have usage, newest first. */
   listWithUsage(model: string, limit: number): Promise<ReadonlyArray<ModelCallRecord>>;
 }

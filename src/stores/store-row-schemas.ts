@@ -198,6 +198,23 @@ export const modelCallRecordSchema = z
     createdAt: z.iso.datetime(),
     durationMs: z.number().nonnegative().optional(),
     usage: modelUsageSchema.optional(),
+    rehydrated: z
+      .array(
+        z.strictObject({
+          artifactId: z.string().min(1),
+          tokens: z.number().int().nonnegative(),
+          truncated: z.boolean(),
+        }),
+      )
+      .optional(),
+    rehydrationBlocked: z
+      .array(
+        z.strictObject({
+          artifactId: z.string().min(1),
+          reason: z.enum(["cooldown", "sensitivity", "tenant", "budget", "missing"]),
+        }),
+      )
+      .optional(),
   })
   .strict();
 

@@ -159,3 +159,8 @@ export function pendingStub(log: LogView, seq: number): PendingStub | undefined 
   stubs.set(message, { history, answered, stub });
   return stub;
 }
+
+/** The message text of an artifact brought back into a request: a header naming it, then its content. */
+export function rehydratedText(artifactId: string, content: string, truncated: boolean): string {
+  return `[Rehydrated artifact ${artifactId}${truncated ? " (truncated)" : ""}]\n${content}`;
+}

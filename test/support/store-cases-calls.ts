@@ -63,6 +63,30 @@ export function callCases(opener: StoreOpener, title: (t: string) => string): vo
     expect((await stores.calls.listWithUsage("gpt-4o", 2)).map((r) => r.callId)).toEqual(["c4", "c2"]);
     await rejection(stores.calls.listWithUsage("gpt-4o", 0), ValidationError);
   });
+
+  it(
+    title("the last calls of a thread come back in recording order, with what they rehydrated"),
+    async () => {
+      const { stores } = await opener.fresh();
+      const rehydrated = [{ artifactId: "art_1", tokens: 120, truncated: true }];
+      const rehydrationBlocked = [{ artifactId: "art_2", reason: "cooldown" as const }];
+      await stores.calls.record({ ...call("c1", "t1", "gpt-4o", 1), rehydrated, rehydrationBlocked });
+      await stores.calls.record(call("c2", "t2", "gpt-4o", 2));
+      await stores.calls.record(call("c3", "t1", "gpt-4o", 3));
+      await stores.calls.record(call("c4", "t1", "gpt-4o", 4));
+      const recent = stores.calls.recent!;
+      expect((await recent("t1", 2)).map((r) => r.callId)).toEqual(["c3", "c4"]);
+      expect((await recent("t1", 10)).map((r) => r.callId)).toEqual(["c1", "c3", "c4"]);
+      expect(await recent("t9", 3)).toEqual([]);
+      expect((await recent("t1", 3))[0]).toMatchObject({ rehydrated, rehydrationBlocked });
+      await rejection(recent("t1", 0), ValidationError);
+      const bad = {
+        ...call("c5", "t1", "gpt-4o", 5),
+        rehydrationBlocked: [{ artifactId: "a", reason: "nope" }],
+      };
+      await rejection(stores.calls.record(bad as unknown as ModelCallRecord), ValidationError);
+    },
+  );
 }
 
 /** Durable backends keep everything across close and reopen. */

@@ -49,6 +49,15 @@ export function createMemoryModelCallStore(): ModelCallStore {
     setUsage: async (callId: string, usage: ModelUsage) => setUsage(callId, usage),
     list: async (threadId: string) =>
       Object.freeze([...records.values()].filter((r) => r.threadId === threadId)),
+    recent: async (threadId: string, limit: number) => {
+      checkLimit(limit);
+      const out: ModelCallRecord[] = [];
+      for (const r of [...records.values()].reverse()) {
+        if (out.length >= limit) break;
+        if (r.threadId === threadId) out.push(r);
+      }
+      return Object.freeze(out.reverse());
+    },
     listWithUsage: async (model: string, limit: number) => listWithUsage(model, limit),
   });
 }

@@ -16,6 +16,13 @@ export function postgresModelCallSql(s: string): ModelCallSql {
       statement(`UPDATE ${s}.model_calls SET usage = $2 WHERE call_id = $1`, [callId, usage]),
     list: (threadId: string) =>
       statement(`SELECT record, usage FROM ${s}.model_calls WHERE thread_id = $1 ORDER BY ord`, [threadId]),
+    recent: (threadId: string, limit: number) =>
+      statement(
+        `SELECT record, usage FROM (
+           SELECT ord, record, usage FROM ${s}.model_calls WHERE thread_id = $1 ORDER BY ord DESC LIMIT $2
+         ) AS last ORDER BY ord`,
+        [threadId, limit],
+      ),
     listWithUsage: (model: string, limit: number) =>
       statement(
         `SELECT record, usage FROM ${s}.model_calls

@@ -29,6 +29,8 @@ export interface ModelCallSql {
   setUsage(callId: string, usage: string): SqlStatement;
   /** A thread's calls in recording order. */
   list(threadId: string): SqlStatement;
+  /** A thread's last `limit` calls, in recording order. */
+  recent(threadId: string, limit: number): SqlStatement;
   /** A model's newest `limit` calls with usage, newest first. */
   listWithUsage(model: string, limit: number): SqlStatement;
 }
@@ -75,6 +77,11 @@ export function createSqlModelCallStore(dialect: SqlDialect, sql: ModelCallSql):
       op("model call setUsage", undefined, () => setUsage(callId, usage)),
     list: (threadId: string) =>
       op("model call list", threadId, async () => fromRows(await dialect.all(sql.list(threadId)))),
+    recent: (threadId: string, limit: number) =>
+      op("model call recent", threadId, async () => {
+        checkLimit(limit);
+        return fromRows(await dialect.all(sql.recent(threadId, limit)));
+      }),
     listWithUsage: (model: string, limit: number) =>
       op("model call listWithUsage", undefined, async () => {
         checkLimit(limit);

@@ -14,6 +14,12 @@ export const sqliteModelCallSql: ModelCallSql = Object.freeze({
     statement("UPDATE model_calls SET usage = ? WHERE call_id = ?", [usage, callId]),
   list: (threadId: string) =>
     statement("SELECT record, usage FROM model_calls WHERE thread_id = ? ORDER BY ord", [threadId]),
+  recent: (threadId: string, limit: number) =>
+    statement(
+      `SELECT record, usage FROM (SELECT ord, record, usage FROM model_calls WHERE thread_id = ? ORDER BY ord DESC LIMIT ?)
+       ORDER BY ord`,
+      [threadId, limit],
+    ),
   listWithUsage: (model: string, limit: number) =>
     statement(
       "SELECT record, usage FROM model_calls WHERE model = ? AND usage IS NOT NULL ORDER BY ord DESC LIMIT ?",
