@@ -69,22 +69,28 @@ export function externalizedIds(plan: CompactionPlan): ReadonlyArray<string> {
 
 /**
  * The externalized artifacts referred to in messages [from, log.length), in the order of their last reference
- * (the latest last). Only user and assistant messages count: a tool result naming an id is not the model or the
+ * (the latest last; within a message, by where in it). Only user and assistant messages count: a tool result naming an id is not the model or the
  * user asking for it.
  */
 export function referencedArtifacts(log: LogView, from: number, known: ReadonlyArray<string>): string[] {
   if (known.length === 0) return [];
-  const last = new Map<string, number>();
+  // Where each id was named last: seq, part, then position in the text (the order the reader met them in).
+  const last = new Map<string, readonly [number, number, number]>();
   for (let seq = Math.max(0, from); seq < log.length; seq++) {
     const message = log.at(seq)!;
     if (message.role !== "user" && message.role !== "assistant") continue;
-    for (const part of message.parts) {
+    message.parts.forEach((part, p) => {
       const text = part.type === "text" ? part.text : part.type === "tool_call" ? part.args : undefined;
-      if (text === undefined) continue;
-      for (const id of known) if (text.includes(id)) last.set(id, seq);
-    }
+      if (text === undefined) return;
+      for (const id of known) {
+        const at = text.lastIndexOf(id);
+        if (at >= 0) last.set(id, [seq, p, at]);
+      }
+    });
   }
-  return [...last.entries()].sort((a, b) => a[1] - b[1]).map(([id]) => id);
+  const order = (a: readonly number[], b: readonly number[]) =>
+    a[0]! - b[0]! || a[1]! - b[1]! || a[2]! - b[2]!;
+  return [...last.entries()].sort((a, b) => order(a[1], b[1])).map(([id]) => id);
 }
 
 /** The calls of a thread recorded last (newest last), at most `limit`. */
