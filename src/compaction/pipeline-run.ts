@@ -37,6 +37,7 @@ function contextFor(run: Run): StrategyContext {
     goal: run.goal,
     minGain: run.minGain,
     contextWindow: input.budget.contextWindow,
+    budget: input.budget,
     taskSeq: taskSeqOf(input.log, settings.task, input.plan),
     ...signalOf(input),
     measure: (plan) => historyTokens(input, settings, plan),
@@ -286,7 +287,12 @@ function apply(
     record("no_gain", { ...base, detail: `the request would grow by ${-gain} tokens` });
     return;
   }
-  if (strategy.cost === "free" && run.tokens <= run.target && gain < run.minGain) {
+  if (
+    strategy.cost === "free" &&
+    proposal.binding !== true &&
+    run.tokens <= run.target &&
+    gain < run.minGain
+  ) {
     record("deferred", { ...base, detail: `saves ${gain} < ${run.minGain} tokens while under target` });
     return;
   }

@@ -1,5 +1,6 @@
 import type { LogView } from "../log/log-view.js";
 import type { ActionKind, CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
+import type { TokenBudget } from "../tokens/token-budget.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
 import type { StrategyMemo } from "./strategy-memo.js";
 
@@ -32,6 +33,8 @@ export interface StrategyContext {
   readonly minGain?: number;
   /** The model's context window, for triggers expressed as a share of it. */
   readonly contextWindow: number;
+  /** The turn's budget: window, reserves and per-tier caps (`tierCaps`), as the pipeline runs it. */
+  readonly budget: TokenBudget;
   /**
    * The seq of the thread's task (by default its first user message), which the pipeline rejects any compaction
    * of, like system prompts, pinned messages and the newest user message; -1 or absent when none is protected.
@@ -67,6 +70,11 @@ export interface Proposal {
   /** Span actions in log order of their first message; empty when the strategy has nothing to do. */
   readonly actions: ReadonlyArray<PlanAction>;
   readonly notes?: ReadonlyArray<StrategyNote>;
+  /**
+   * True when the actions must be applied even while the request is under its target and they save less than the
+   * pipeline's minimum gain — they bring a tier under its cap (`TokenBudget.tierCaps`). Default false.
+   */
+  readonly binding?: boolean;
 }
 
 /**

@@ -22,6 +22,7 @@ import { parseOptions } from "./options.js";
 import { salientLines } from "./salient-lines.js";
 import { nothingToDo, type Proposal, type Strategy, type StrategyContext } from "./strategy.js";
 import { threadRarity } from "./thread-rarity.js";
+import { capToolResults } from "./tier-caps.js";
 import {
   DEFAULT_KEY_LINES,
   type KeyLinesOptions,
@@ -241,7 +242,11 @@ function toActions(
       reason: `${out.drop.length} tool-call group(s) whose results all expired in hard mode dropped whole`,
     });
   }
-  // Proposals list actions in log order of their first message.
+  return inLogOrder(log, actions);
+}
+
+/** Proposals list actions in log order of their first message. */
+function inLogOrder(log: LogView, actions: PlanAction[]): PlanAction[] {
   return actions.sort((a, b) => log.seqOf(a.span[0]!)! - log.seqOf(b.span[0]!)!);
 }
 
@@ -274,6 +279,9 @@ export function createToolResultRetention(options: ToolResultRetentionOptions = 
     const resolution = resolveForLog(plan, log);
     const out = sweepRetention(log, resolution, memo);
     const plain = toActions(log, out, memo.facts.bySeq, name);
+    // Over the tool-result tier's cap (`tierCaps.toolResults`), the oldest results shown go too, whatever the total.
+    const capped = capToolResults(ctx, plain, name);
+    if (capped.length > 0) return { actions: inLogOrder(log, [...plain, ...capped]), binding: true };
     if (plain.length === 0) return nothingToDo("no tool result is past its retention policy");
     if (keyLines === undefined || out.clear.size === 0) return { actions: plain };
     // Finding key lines reads every message the plan still renders (for word rarity) and renders the request

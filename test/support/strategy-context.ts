@@ -9,6 +9,7 @@ import { type CompactionPlan, extendPlan } from "../../src/plan/compaction-plan.
 import { renderPrompt } from "../../src/render/render-prompt.js";
 import type { RenderedPrompt } from "../../src/render/rendered-prompt.js";
 import type { Proposal, Strategy, StrategyContext } from "../../src/strategies/strategy.js";
+import { createTokenBudget } from "../../src/tokens/token-budget.js";
 import type { MessageCounter } from "../../src/tokens/tokenizer.js";
 import { simpleCounter } from "./simple-counter.js";
 
@@ -25,6 +26,8 @@ export interface StrategyContextOptions {
   readonly signal?: AbortSignal;
   /** The pipeline's minimum gain for free strategies under target; default none. */
   readonly minGain?: number;
+  /** Per-tier caps of the budget (`TokenBudget.tierCaps`); default none. */
+  readonly tierCaps?: { readonly toolResults?: number };
 }
 
 /** A strategy context for `log` under `plan`: `tokens` and `measure` are `renderPrompt(...).tokenCount`. */
@@ -45,6 +48,12 @@ export function strategyContext(
     target,
     goal: options.goal ?? target,
     contextWindow,
+    budget: createTokenBudget({
+      contextWindow,
+      reserveOutput: 0,
+      safetyMargin: 0,
+      ...(options.tierCaps === undefined ? {} : { tierCaps: options.tierCaps }),
+    }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
     ...(options.minGain === undefined ? {} : { minGain: options.minGain }),
     measure,
