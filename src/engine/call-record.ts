@@ -21,6 +21,17 @@ export interface AppliedRefs {
    * the message it names may be governed by another action (a drop over the start of a summary, say).
    */
   readonly evictions: ReadonlyArray<string>;
+  /** Per summary in force, who wrote it: summarizer id, prompt version, span hash, messages it stands for. */
+  readonly summarizers: ReadonlyArray<SummaryProvenance>;
+}
+
+/** Who wrote a summary in force, for the audit record ("which model, which prompt, over what"). */
+export interface SummaryProvenance {
+  readonly summarizerId: string;
+  readonly promptVersion: string;
+  readonly spanHash?: string;
+  /** The messages it governs after precedence. */
+  readonly messages: number;
 }
 
 /** Lists the summaries and evictions a plan has in force on a log (actions that govern at least one message). */
@@ -30,17 +41,26 @@ export function appliedRefs(log: ThreadLog, plan: CompactionPlan): AppliedRefs {
   const summaries: string[] = [];
   const evictions: string[] = [];
   const clears: string[] = [];
+  const summarizers: SummaryProvenance[] = [];
   plan.actions.forEach((action, i) => {
     const n = states.governedBy(i);
     if (n === 0 || action.kind === "include") return;
     // The span's first id names the action (a restored span is not materialized for it); `n` is what it governs.
     const first = () => firstSpanId(action) ?? "";
-    if (action.kind === "summarize") summaries.push(`${action.record.spanHash ?? `summary:${first()}`}+${n}`);
-    else if (action.kind === "drop") evictions.push(`drop:${first()}+${n}`);
+    if (action.kind === "summarize") {
+      const { record } = action;
+      summaries.push(`${record.spanHash ?? `summary:${first()}`}+${n}`);
+      summarizers.push({
+        summarizerId: record.summarizerId,
+        promptVersion: record.promptVersion,
+        ...(record.spanHash === undefined ? {} : { spanHash: record.spanHash }),
+        messages: n,
+      });
+    } else if (action.kind === "drop") evictions.push(`drop:${first()}+${n}`);
     else if (action.kind === "externalize") evictions.push(`externalize:${action.record.artifactId}+${n}`);
     else clears.push(`clear:${first()}+${n}`);
   });
-  return { summaries, evictions: [...evictions, ...clears] };
+  return { summaries, evictions: [...evictions, ...clears], summarizers };
 }
 
 /** What a turn rendered beyond log + plan, kept so a replay renders exactly the same request. */

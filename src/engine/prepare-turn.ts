@@ -283,6 +283,7 @@ async function recordCall(
     tokenEstimate: prompt.tokenCount + call.fixedTokens,
     summaries: refs.summaries,
     evictions: refs.evictions,
+    ...(refs.summarizers.length === 0 ? {} : { summarizers: refs.summarizers }),
     createdAt: new Date(core.now()).toISOString(),
     durationMs: call.durationMs,
     // What it brought back and what it left out (the cooldown reads these across workers).

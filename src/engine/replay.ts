@@ -35,6 +35,11 @@ export interface ReplayResult {
   readonly mismatch?: string;
   /** Every problem found (each tampered message, a missing plan version, provider rule violations). */
   readonly problems: ReadonlyArray<string>;
+  /**
+   * The call's audit record as stored: what the plan cleared, summarized (and by which summarizer and prompt),
+   * externalized and dropped, and what the turn brought back or left out.
+   */
+  readonly record?: ModelCallRecord;
 }
 
 const FORMATS: ReadonlyArray<string> = ["openai", "responses", "anthropic"];
@@ -70,6 +75,7 @@ async function replayRecord(core: EngineCore, record: ModelCallRecord): Promise<
     planVersion: record.planVersion,
     logSeq: record.logSeq,
     expectedHash: record.requestHash,
+    record,
   };
   const fail = (mismatch: string, problems: ReadonlyArray<string>): ReplayResult => ({
     ...base,

@@ -30,6 +30,13 @@ export interface ModelCallRecord {
   readonly createdAt: string;
   readonly durationMs?: number;
   readonly usage?: ModelUsage;
+  /** Per summary in force: summarizer id, prompt version, span hash and the messages it stands for. */
+  readonly summarizers?: ReadonlyArray<{
+    readonly summarizerId: string;
+    readonly promptVersion: string;
+    readonly spanHash?: string;
+    readonly messages: number;
+  }>;
   /** Artifacts the engine brought back into this request (see `TurnStats.rehydrated`). */
   readonly rehydrated?: ReadonlyArray<{
     readonly artifactId: string;

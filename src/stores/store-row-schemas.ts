@@ -198,6 +198,16 @@ export const modelCallRecordSchema = z
     createdAt: z.iso.datetime(),
     durationMs: z.number().nonnegative().optional(),
     usage: modelUsageSchema.optional(),
+    summarizers: z
+      .array(
+        z.strictObject({
+          summarizerId: z.string().min(1),
+          promptVersion: z.string(),
+          spanHash: z.string().exactOptional(),
+          messages: z.number().int().nonnegative(),
+        }),
+      )
+      .optional(),
     rehydrated: z
       .array(
         z.strictObject({

@@ -70,7 +70,15 @@ export function callCases(opener: StoreOpener, title: (t: string) => string): vo
       const { stores } = await opener.fresh();
       const rehydrated = [{ artifactId: "art_1", tokens: 120, truncated: true }];
       const rehydrationBlocked = [{ artifactId: "art_2", reason: "cooldown" as const }];
-      await stores.calls.record({ ...call("c1", "t1", "gpt-4o", 1), rehydrated, rehydrationBlocked });
+      const summarizers = [
+        { summarizerId: "extractive/2", promptVersion: "v1", spanHash: "ab", messages: 7 },
+      ];
+      await stores.calls.record({
+        ...call("c1", "t1", "gpt-4o", 1),
+        rehydrated,
+        rehydrationBlocked,
+        summarizers,
+      });
       await stores.calls.record(call("c2", "t2", "gpt-4o", 2));
       await stores.calls.record(call("c3", "t1", "gpt-4o", 3));
       await stores.calls.record(call("c4", "t1", "gpt-4o", 4));
@@ -78,7 +86,7 @@ export function callCases(opener: StoreOpener, title: (t: string) => string): vo
       expect((await recent("t1", 2)).map((r) => r.callId)).toEqual(["c3", "c4"]);
       expect((await recent("t1", 10)).map((r) => r.callId)).toEqual(["c1", "c3", "c4"]);
       expect(await recent("t9", 3)).toEqual([]);
-      expect((await recent("t1", 3))[0]).toMatchObject({ rehydrated, rehydrationBlocked });
+      expect((await recent("t1", 3))[0]).toMatchObject({ rehydrated, rehydrationBlocked, summarizers });
       await rejection(recent("t1", 0), ValidationError);
       const bad = {
         ...call("c5", "t1", "gpt-4o", 5),
