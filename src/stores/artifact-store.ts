@@ -61,6 +61,12 @@ export interface ArtifactStore {
   get(artifactId: string, context: SecurityContext): Promise<Artifact | undefined>;
   /** Metadata only, with the same checks as `get`. */
   head(artifactId: string, context: SecurityContext): Promise<ArtifactMeta | undefined>;
+  /**
+   * Deletes an artifact the caller may read (same checks as `get`: above clearance raises `AccessDeniedError`);
+   * true when it was there. A plan pointing at a deleted artifact still renders its pointer; bringing it back then
+   * reports it missing. Optional for custom stores; the built-in ones have it.
+   */
+  delete?(artifactId: string, context: SecurityContext): Promise<boolean>;
 }
 
 const RANK: Readonly<Record<Sensitivity, number>> = Object.freeze({

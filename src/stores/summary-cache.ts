@@ -19,4 +19,9 @@ export interface CachedSummary {
 export interface SummaryCache {
   get(key: string): Promise<CachedSummary | undefined>;
   set(key: string, summary: CachedSummary): Promise<void>;
+  /**
+   * Forgets the summary under `key` (a summary found wrong, or a summarizer retired): the next run summarizes that
+   * span again. Optional for custom caches; the built-in ones have it.
+   */
+  invalidate?(key: string): Promise<void>;
 }

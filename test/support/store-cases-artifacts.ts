@@ -93,6 +93,28 @@ export function artifactCases(opener: StoreOpener, title: (t: string) => string)
     await rejection(stores.artifacts.get(meta.artifactId, { tenant: "" }), ValidationError);
   });
 
+  it(title("delete removes an artifact the caller may read, and nothing of another tenant's"), async () => {
+    const { stores } = await opener.fresh();
+    const remove = stores.artifacts.delete!;
+    const mine = await stores.artifacts.put({ content: "ours", tenant: "acme", artifactId: "x" });
+    await stores.artifacts.put({ content: "theirs", tenant: "globex", artifactId: "x" });
+    const secret = await stores.artifacts.put({ content: "pay", tenant: "acme", sensitivity: "restricted" });
+    expect(await remove("x", { tenant: "acme" })).toBe(true);
+    expect(await stores.artifacts.get(mine.artifactId, { tenant: "acme" })).toBeUndefined();
+    expect(await remove("x", { tenant: "acme" })).toBe(false);
+    expect((await stores.artifacts.get("x", { tenant: "globex" }))?.content).toBe("theirs");
+    await rejection(remove(secret.artifactId, { tenant: "acme" }), AccessDeniedError);
+    expect(
+      (await stores.artifacts.head(secret.artifactId, { tenant: "acme", clearance: "restricted" }))
+        ?.sizeChars,
+    ).toBe(3);
+    expect(await remove(secret.artifactId, { tenant: "acme", clearance: "restricted" })).toBe(true);
+    await rejection(remove("x", { tenant: "" }), ValidationError);
+    // The id can be used again afterwards.
+    await stores.artifacts.put({ content: "new", tenant: "acme", artifactId: "x" });
+    expect((await stores.artifacts.get("x", { tenant: "acme" }))?.content).toBe("new");
+  });
+
   it(title("an artifact past its TTL reads as not found and its id can be reused"), async () => {
     const clock = fakeClock();
     const { stores } = await opener.fresh(clock.now);
@@ -165,6 +187,20 @@ export function summaryCases(backend: StoreBackend, opener: StoreOpener, title: 
     await stores.summaries.set(key, summary("second"));
     expect(await stores.summaries.get(key)).toEqual(summary("second"));
     expect(await stores.summaries.get(summaryCacheKey("ab".repeat(32), "extractive", "p2"))).toBeUndefined();
+  });
+
+  it(title("invalidate forgets one summary and leaves the others"), async () => {
+    const { stores } = await opener.fresh();
+    const one = summaryCacheKey("cd".repeat(32), "extractive", "p1");
+    const two = summaryCacheKey("ef".repeat(32), "extractive", "p1");
+    await stores.summaries.set(one, summary("one"));
+    await stores.summaries.set(two, summary("two"));
+    await stores.summaries.invalidate!(one);
+    expect(await stores.summaries.get(one)).toBeUndefined();
+    expect(await stores.summaries.get(two)).toEqual(summary("two"));
+    await stores.summaries.invalidate!(one);
+    await stores.summaries.set(one, summary("again"));
+    expect(await stores.summaries.get(one)).toEqual(summary("again"));
   });
 
   it.runIf(backend.name === "memory")(

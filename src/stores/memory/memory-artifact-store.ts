@@ -55,6 +55,13 @@ class ArtifactTable {
     return visibleArtifact(this.#live(keyOf(who.tenant, artifactId), nowMs), who, nowMs);
   }
 
+  /** Deletes an artifact the caller may read; true when it was there. */
+  delete(artifactId: string, context: SecurityContext): boolean {
+    const who = checkReadRequest(artifactId, context);
+    if (this.read(artifactId, context) === undefined) return false;
+    return this.#entries.delete(keyOf(who.tenant, artifactId));
+  }
+
   /** The live artifact under a key; an expired one is removed on sight. */
   #live(key: string, nowMs: number): Artifact | undefined {
     const artifact = this.#entries.get(key);
@@ -97,6 +104,8 @@ export function createMemoryArtifactStore(options: MemoryArtifactStoreOptions = 
     get: (artifactId: string, context: SecurityContext) => attempt(() => table.read(artifactId, context)),
     head: (artifactId: string, context: SecurityContext) =>
       attempt(() => table.read(artifactId, context)?.meta),
+    delete: (artifactId: string, context: SecurityContext) =>
+      attempt(() => table.delete(artifactId, context)),
     get size() {
       return table.size;
     },

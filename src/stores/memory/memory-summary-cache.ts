@@ -72,6 +72,9 @@ export function createMemorySummaryCache(options: MemorySummaryCacheOptions = {}
   return Object.freeze({
     get: (key: string) => Promise.resolve(read(key)),
     set: (key: string, summary: CachedSummary) => Promise.resolve(write(key, summary)),
+    invalidate: async (key: string) => {
+      entries.delete(key);
+    },
     get size() {
       return entries.size;
     },

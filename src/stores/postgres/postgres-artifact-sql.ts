@@ -20,6 +20,8 @@ export function postgresArtifactSql(s: string): ArtifactSql {
         `UPDATE ${s}.artifacts SET meta = $3, content = $4, expires_at_ms = $5 WHERE tenant = $1 AND artifact_id = $2`,
         [tenant, artifactId, c.meta, c.content, c.expiresAtMs],
       ),
+    remove: (tenant: string, artifactId: string) =>
+      statement(`DELETE FROM ${s}.artifacts WHERE tenant = $1 AND artifact_id = $2`, [tenant, artifactId]),
     removeExpired: (tenant: string, artifactId: string, nowMs: number) =>
       statement(`DELETE FROM ${s}.artifacts WHERE tenant = $1 AND artifact_id = $2 AND expires_at_ms <= $3`, [
         tenant,

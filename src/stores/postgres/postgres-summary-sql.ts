@@ -5,6 +5,7 @@ import type { SummarySql } from "../sql/sql-summary-cache.js";
 export function postgresSummarySql(s: string): SummarySql {
   return Object.freeze({
     get: (keyHash: string) => statement(`SELECT summary FROM ${s}.summaries WHERE key_hash = $1`, [keyHash]),
+    remove: (keyHash: string) => statement(`DELETE FROM ${s}.summaries WHERE key_hash = $1`, [keyHash]),
     set: (keyHash: string, summary: string) =>
       statement(
         `INSERT INTO ${s}.summaries (key_hash, summary) VALUES ($1, $2)

@@ -22,6 +22,8 @@ export interface ArtifactSql {
   update(tenant: string, artifactId: string, columns: ArtifactColumns): SqlStatement;
   /** Deletes the artifact if it expired at or before `nowMs`. */
   removeExpired(tenant: string, artifactId: string, nowMs: number): SqlStatement;
+  /** Deletes the artifact. */
+  remove(tenant: string, artifactId: string): SqlStatement;
 }
 
 /**
@@ -66,7 +68,22 @@ export function createSqlArtifactStore(
     return artifact;
   }
 
+  async function remove(artifactId: string, context: SecurityContext): Promise<boolean> {
+    const who = checkReadRequest(artifactId, context);
+    const nowMs = now();
+    return dialect.transaction(function* () {
+      const found = fromRows(yield* all(sql.find(who.tenant, artifactId, true)));
+      // Above clearance throws here, as a read would; an expired artifact was as good as gone (removed anyway).
+      const visible = visibleArtifact(found, who, nowMs);
+      if (found === undefined) return false;
+      yield* run(sql.remove(who.tenant, artifactId));
+      return visible !== undefined;
+    });
+  }
+
   return Object.freeze({
+    delete: (artifactId: string, context: SecurityContext) =>
+      op("artifact delete", undefined, () => remove(artifactId, context)),
     put: async (input: ArtifactInput) => (await op("artifact put", input?.threadId, () => put(input))).meta,
     get: (artifactId: string, context: SecurityContext) =>
       op("artifact get", undefined, () => read(artifactId, context)),

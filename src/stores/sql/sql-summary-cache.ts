@@ -9,6 +9,8 @@ export interface SummarySql {
   get(keyHash: string): SqlStatement;
   /** Stores a summary (JSON) under a key hash, replacing an entry already there. */
   set(keyHash: string, summary: string): SqlStatement;
+  /** Deletes the entry under a key hash. */
+  remove(keyHash: string): SqlStatement;
 }
 
 /**
@@ -34,6 +36,10 @@ export function createSqlSummaryCache(dialect: SqlDialect, sql: SummarySql): Sum
       op("summary set", undefined, async () => {
         const checked = checkValue(cachedSummarySchema, summary, { what: "summary" });
         await dialect.run(sql.set(summaryKeyHash(key), JSON.stringify(checked)));
+      }),
+    invalidate: (key: string) =>
+      op("summary invalidate", undefined, async () => {
+        await dialect.run(sql.remove(summaryKeyHash(key)));
       }),
   });
 }

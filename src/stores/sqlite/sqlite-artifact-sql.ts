@@ -19,6 +19,8 @@ export const sqliteArtifactSql: ArtifactSql = Object.freeze({
       "UPDATE artifacts SET meta = ?, content = ?, expires_at_ms = ? WHERE tenant = ? AND artifact_id = ?",
       [c.meta, c.content, c.expiresAtMs, tenant, artifactId],
     ),
+  remove: (tenant: string, artifactId: string) =>
+    statement("DELETE FROM artifacts WHERE tenant = ? AND artifact_id = ?", [tenant, artifactId]),
   removeExpired: (tenant: string, artifactId: string, nowMs: number) =>
     statement("DELETE FROM artifacts WHERE tenant = ? AND artifact_id = ? AND expires_at_ms <= ?", [
       tenant,
