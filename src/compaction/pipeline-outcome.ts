@@ -7,7 +7,7 @@ import type { RenderedPrompt } from "../render/rendered-prompt.js";
 import { availableForPrompt } from "../tokens/token-budget.js";
 import { countKinds, type PipelineReport } from "./pipeline-report.js";
 import type { Run } from "./pipeline-run-state.js";
-import type { PipelineFailure, PipelineResult, RequestSpec } from "./pipeline-types.js";
+import type { PipelineFailure, PipelineInput, PipelineResult, RequestSpec } from "./pipeline-types.js";
 import { checkedRequest } from "./provider-request.js";
 
 /** Any thrown value as a `LedgerError` (strategies are user code and may throw anything). */
@@ -130,7 +130,7 @@ export function finish(run: Run, spec: RequestSpec | undefined): PipelineResult 
   const reserve = input.budget.injectionReserve + input.budget.rehydrationReserve;
   if (extra > reserve || prompt.tokenCount > availableForPrompt(input.budget)) {
     const error = new BudgetInfeasibleError(
-      "injected and rehydrated content overflows its reserve",
+      `injected and rehydrated content overflows its reserve (${turnContent(input, prompt)})`,
       extra,
       reserve,
       where,
@@ -169,4 +169,30 @@ function renderTurn(run: Run, plan: CompactionPlan, withPrevious: boolean): Rend
     ...(input.rehydrated === undefined ? {} : { rehydrated: input.rehydrated }),
     ...(withPrevious && input.previous !== undefined ? { previous: input.previous } : {}),
   });
+}
+
+/**
+ * The turn's own content at the end of the request, each piece named with its tokens, largest first: which
+ * injection (its index and label) or which rehydrated artifact overflowed the reserve.
+ */
+function turnContent(input: PipelineInput, prompt: RenderedPrompt): string {
+  const tail = prompt.messages.filter(
+    (m) => m.provenance.kind === "injection" || m.provenance.kind === "rehydration",
+  );
+  const rehydrated = input.rehydrated ?? [];
+  const injections = input.injections ?? [];
+  const named = tail.map((m, i) => {
+    if (i < rehydrated.length)
+      return { what: `rehydrated artifact ${rehydrated[i]!.artifactId}`, tokens: m.tokens };
+    const at = i - rehydrated.length;
+    const label = injections[at]?.label;
+    return {
+      what: `injection ${at}${label === undefined ? "" : ` (${JSON.stringify(label)})`}`,
+      tokens: m.tokens,
+    };
+  });
+  return named
+    .sort((a, b) => b.tokens - a.tokens)
+    .map((n) => `${n.what}: ${n.tokens} tokens`)
+    .join(", ");
 }

@@ -71,7 +71,13 @@ export interface TurnInputs {
 }
 
 const turnInputsSchema = z.strictObject({
-  injections: z.array(z.strictObject({ text: z.string(), role: z.enum(["user", "system"]).exactOptional() })),
+  injections: z.array(
+    z.strictObject({
+      text: z.string(),
+      role: z.enum(["user", "system"]).exactOptional(),
+      label: z.string().exactOptional(),
+    }),
+  ),
   rehydrated: z.array(
     z.strictObject({ artifactId: z.string(), content: z.string(), truncated: z.boolean().exactOptional() }),
   ),

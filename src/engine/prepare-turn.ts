@@ -129,7 +129,14 @@ async function compactTurn<F extends ProviderFormat>(
 }> {
   const threadId = state.log.threadId;
   const explicit = rehydratedTokens(core, input.inputs.rehydrated);
-  let rehydration = await planRehydration(core, state.log, state.plan, calibrated, explicit);
+  let rehydration = await planRehydration(
+    core,
+    state.log,
+    state.plan,
+    calibrated,
+    explicit,
+    input.rehydrationReserve,
+  );
   let turn = withRehydration(input, calibrated, rehydration);
   let announced = false;
   const run = async (pipeline: Pipeline): Promise<PipelineResult> => {

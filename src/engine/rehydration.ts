@@ -113,6 +113,7 @@ export async function planRehydration(
   plan: CompactionPlan,
   budget: TokenBudget,
   explicitTokens: number,
+  reserve: number,
 ): Promise<RehydrationPlan> {
   const settings = core.settings.rehydration;
   if (!settings.detect) return NO_REHYDRATION;
@@ -148,8 +149,8 @@ export async function planRehydration(
     });
   }
   const room =
-    budget.rehydrationReserve > 0
-      ? budget.rehydrationReserve - explicitTokens
+    reserve > 0
+      ? reserve - explicitTokens
       : (settings.maxTokens ?? Math.min(8_000, Math.floor(budget.contextWindow * 0.05)));
   const kept = fitRoom(candidates, room, count, blocked, (c) =>
     shownTokens(core, c.artifactId, c.content, c.truncated),
@@ -233,7 +234,7 @@ export function withRehydration<F extends ProviderFormat>(
   return {
     input: { ...input, inputs: { ...input.inputs, rehydrated } },
     budget:
-      budget.rehydrationReserve > 0
+      input.rehydrationReserve > 0
         ? budget
         : Object.freeze({ ...budget, rehydrationReserve: budget.rehydrationReserve + plan.tokens }),
   };

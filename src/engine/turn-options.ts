@@ -107,6 +107,11 @@ const REHYDRATION_HEADER_TOKENS = 16;
 
 /** Tokens the turn's own content takes, so a plain token ceiling keeps room for it. */
 function turnTokens(core: EngineCore, inputs: TurnInputs): number {
+  return tokensOf(core, inputs);
+}
+
+/** Tokens of the turn's injections and rehydrated artifacts (framing included, generously). */
+function tokensOf(core: EngineCore, inputs: TurnInputs): number {
   let total = 0;
   for (const i of inputs.injections) {
     total += core.counter.countMessage({ role: i.role ?? "user", parts: [{ type: "text", text: i.text }] });
@@ -118,10 +123,30 @@ function turnTokens(core: EngineCore, inputs: TurnInputs): number {
   return total;
 }
 
+/**
+ * The budget with room for the turn's own content where it keeps no reserve for it: injections and rehydrated
+ * artifacts then take their tokens from the history on this turn only (a turn without them keeps its whole target).
+ */
+function withTurnRoom(core: EngineCore, budget: TokenBudget, inputs: TurnInputs): TokenBudget {
+  const injections = budget.injectionReserve === 0 ? tokensOf(core, { ...inputs, rehydrated: [] }) : 0;
+  const rehydrated = budget.rehydrationReserve === 0 ? tokensOf(core, { ...inputs, injections: [] }) : 0;
+  if (injections === 0 && rehydrated === 0) return budget;
+  return Object.freeze({
+    ...budget,
+    injectionReserve: budget.injectionReserve + injections,
+    rehydrationReserve: budget.rehydrationReserve + rehydrated,
+  });
+}
+
 /** A turn's options, checked, with defaults filled in. */
 export interface TurnInput<F extends ProviderFormat> {
   readonly format: F;
   readonly inputs: TurnInputs;
+  /**
+   * The rehydration reserve the caller's budget keeps (0 when none: the turn then takes the room for what it
+   * brings back from the history, on that turn only).
+   */
+  readonly rehydrationReserve: number;
   readonly model: string | undefined;
   readonly budget: TokenBudget;
   readonly signal: AbortSignal | undefined;
@@ -144,10 +169,14 @@ const turnOptionsSchema = z.strictObject({
     .array(
       z.union([
         z.string(),
-        z.strictObject({ text: z.string(), role: z.enum(["user", "system"]).optional() }),
+        z.strictObject({
+          text: z.string(),
+          role: z.enum(["user", "system"]).optional(),
+          label: nonEmpty.optional(),
+        }),
       ]),
       {
-        error: "must be an array of strings or { text, role? } objects",
+        error: "must be an array of strings or { text, role?, label? } objects",
       },
     )
     .optional(),
@@ -200,10 +229,12 @@ export function parseTurn<F extends ProviderFormat>(
   const reserve = typeof o.budget === "number" ? turnTokens(core, inputs) : 0;
   const tools = o.tools ?? [];
   const toolTokens = countToolDefinitions(o.format, tools, core.counter);
-  const budget = budgetOf(o.budget, reserve) ?? core.budget;
+  const chosen = budgetOf(o.budget, reserve) ?? core.budget;
+  const budget = typeof o.budget === "number" ? chosen : withTurnRoom(core, chosen, inputs);
   return {
     format: o.format,
     inputs,
+    rehydrationReserve: typeof o.budget === "number" ? 0 : chosen.rehydrationReserve,
     model: o.model,
     // The turn's own tool definitions are counted, not the budget's estimate of them.
     budget: tools.length === 0 ? budget : Object.freeze({ ...budget, toolSchemaTokens: toolTokens }),

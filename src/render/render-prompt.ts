@@ -22,6 +22,8 @@ export interface Injection {
   readonly text: string;
   /** Defaults to `user`. */
   readonly role?: "user" | "system";
+  /** A name for the injection in errors and audits (e.g. "retrieved docs"); not rendered. */
+  readonly label?: string;
 }
 
 /** An externalized artifact brought back for this turn; rendered at the end, never part of the log. */
