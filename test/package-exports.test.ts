@@ -39,7 +39,7 @@ describe("package entry points", () => {
     expect(main.generateSampleSession).toBeUndefined();
     expect(typeof sample.generateSampleSession).toBe("function");
     // ThreadLog is a type and its factories (an object), not a class.
-    expect(typeof main.ThreadLog?.from).toBe("function");
+    expect(typeof (main.ThreadLog as { from?: unknown } | undefined)?.from).toBe("function");
     for (const name of ["createContextEngine", "renderPrompt", "createDefaultPipeline", "parseTranscript"]) {
       expect(typeof main[name], name).toBe("function");
     }
