@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { PipelineConfig } from "../compaction/pipeline-config.js";
 import type { Pipeline } from "../compaction/pipeline-types.js";
 import { ValidationError } from "../errors/ledger-error.js";
+import type { Sensitivity } from "../log/message.js";
 import type { PendingCallMode } from "../render/render-prompt.js";
 import type { Stores } from "../stores/stores.js";
 import { parseOptions } from "../strategies/options.js";
@@ -47,8 +48,15 @@ export interface ContextEngineOptions {
   readonly summarization?: SummarizationMode;
   /** Listeners of the engine's typed events. */
   readonly events?: EngineListener | ReadonlyArray<EngineListener>;
-  /** Tenant of the artifacts the engine writes (default `default`). */
+  /** Tenant of the artifacts the engine writes and reads (default `default`). */
   readonly tenant?: string;
+  /**
+   * The most sensitive class the engine may bring back into a request (default `internal`): `recall` reads
+   * artifacts with it as an artifact store's clearance, and leaves out messages whose `meta.sensitivity` is above.
+   */
+  readonly clearance?: Sensitivity;
+  /** What `recall` returns: at most `maxTokens` tokens (default 4,000), counted with the engine's counter. */
+  readonly recall?: { readonly maxTokens?: number };
   /**
    * Retries after another writer won a race on the log or the plan (default 10), each after a random pause of up
    * to `conflictBackoff.initialMs × 2^(retry − 1)` milliseconds, at most `conflictBackoff.maxMs` ("full jitter":
@@ -68,10 +76,17 @@ export interface ContextEngineOptions {
   readonly newCallId?: () => string;
 }
 
+/** The smallest `recall.maxTokens`: room for a head, a tail and the marker between them. */
+export const RECALL_MIN_TOKENS = 64;
+
 /** The zod schema of the JSON-shaped engine options (objects such as stores are checked by shape). */
 export const engineSettingsSchema = z.strictObject({
   summarization: z.enum(["background", "inline"]).exactOptional(),
   tenant: z.string().trim().min(1).exactOptional(),
+  clearance: z.enum(["public", "internal", "confidential", "restricted"]).exactOptional(),
+  recall: z
+    .strictObject({ maxTokens: z.number().int().min(RECALL_MIN_TOKENS).max(1_000_000).exactOptional() })
+    .exactOptional(),
   maxConflictRetries: z.number().int().nonnegative().max(100).exactOptional(),
   conflictBackoff: z
     .strictObject({
@@ -97,6 +112,8 @@ export interface EngineSettings {
   /** Undefined: chosen by the summarizer (inline when it is local, else background). */
   readonly summarization: SummarizationMode | undefined;
   readonly tenant: string;
+  readonly clearance: Sensitivity;
+  readonly recall: { readonly maxTokens: number };
   readonly maxConflictRetries: number;
   readonly conflictBackoff: { readonly initialMs: number; readonly maxMs: number };
   readonly calibration: CalibrationSettings;
@@ -171,6 +188,8 @@ export function parseEngineOptions(options: ContextEngineOptions): EngineSetting
   return {
     summarization: o.summarization,
     tenant: o.tenant ?? "default",
+    clearance: o.clearance ?? "internal",
+    recall: { maxTokens: o.recall?.maxTokens ?? 4_000 },
     maxConflictRetries: o.maxConflictRetries ?? 10,
     conflictBackoff: { initialMs: 2, maxMs: 200, ...o.conflictBackoff },
     calibration: { ...DEFAULT_CALIBRATION, ...o.calibration },

@@ -27,6 +27,11 @@ const DESCRIBE: { readonly [K in EngineEventType]: Describe<K> } = {
   externalized: (e) => actionLine("externalized", e),
   dropped: (e) => actionLine("dropped", e),
   rehydrated: (e) => `rehydrated artifact ${e.artifactId} (${e.chars} chars)`,
+  recalled: (e) =>
+    (e.artifactId === undefined
+      ? `recalled ${e.matches ?? 0} message(s) for query ${JSON.stringify(e.query ?? "")}`
+      : `recalled artifact ${e.artifactId}`) +
+    ` (${e.chars} chars${e.truncated ? ", truncated" : ""}, ${ms(e.durationMs)})`,
   committed: (e) =>
     `${e.operation}: committed plan v${e.planVersion} at log ${e.basedOnSeq}, ${e.tokensBefore} → ${e.tokensAfter} tokens (freed ${e.tokensFreed})`,
   version_conflict: (e) =>
