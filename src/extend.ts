@@ -8,6 +8,16 @@ export { decisionAt, resolveForLog } from "./plan/resolve-for-log.js";
 export { hashRendered } from "./render/prompt-hash.js";
 export type { CheckpointStore, ThreadCheckpoint } from "./stores/checkpoint-store.js";
 export { CHECKPOINTS_KEPT } from "./stores/checkpoint-store.js";
+export type { SearchArguments } from "./stores/log-search.js";
+export {
+  checkSearchArguments,
+  SEARCH_MAX_TERMS,
+  SEARCH_TEXT_MAX_CHARS,
+  searchTerms,
+  searchTextOf,
+  searchWords,
+} from "./stores/log-search.js";
+export { SearchIndex } from "./stores/memory/memory-search-index.js";
 export type { DecisionChange, SweepState } from "./strategies/group-sweep.js";
 export { GroupSweep } from "./strategies/group-sweep.js";
 export { protectedGroups } from "./strategies/hard-fallback.js";

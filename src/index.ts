@@ -50,6 +50,13 @@ export { createLoggingEmitter } from "./engine/logging-emitter.js";
 export type { CompactOptions, CompactResult } from "./engine/maintenance.js";
 export type { DurationStats, MetricsCollector, MetricsSnapshot } from "./engine/metrics-collector.js";
 export { createMetricsCollector } from "./engine/metrics-collector.js";
+export type {
+  ArtifactRecall,
+  QueryRecall,
+  RecallRequest,
+  RecallResult,
+} from "./engine/recall.js";
+export type { CompactedFate, RecallMatch } from "./engine/recall-text.js";
 export type { ReplayResult } from "./engine/replay.js";
 export type { BudgetInput, PreparedTurn, PrepareTurnOptions, TurnStats } from "./engine/turn-options.js";
 export type { ErrorLocation, LedgerErrorCode, SummarizerFailure } from "./errors/ledger-error.js";
@@ -161,6 +168,8 @@ export {
   validateOpenAIResponses,
   validateProviderRequest,
 } from "./render/provider-rules.js";
+export type { RecallToolMap, RecallToolParameters } from "./render/recall-tool.js";
+export { RECALL_TOOL, recallTool } from "./render/recall-tool.js";
 export type {
   Injection,
   PendingCallMode,
@@ -180,6 +189,7 @@ export type {
   SecurityContext,
 } from "./stores/artifact-store.js";
 export { mayRead } from "./stores/artifact-store.js";
+export type { LogSearchHit, LogSearchOptions } from "./stores/log-search.js";
 export type { LogStore, SeqRange, StoredMessage, TokenCounts, TokenCountUpdate } from "./stores/log-store.js";
 export type {
   MemoryArtifactStore,

@@ -9,6 +9,7 @@ import { checkpointCases } from "./support/store-cases-checkpoints.js";
 import { logCases } from "./support/store-cases-log.js";
 import { planCases } from "./support/store-cases-plan.js";
 import { processCases } from "./support/store-cases-processes.js";
+import { searchCases } from "./support/store-cases-search.js";
 
 for (const backend of STORE_BACKENDS) {
   const title = (text: string) => `[${backend.name}] ${text}`;
@@ -39,6 +40,7 @@ for (const backend of STORE_BACKENDS) {
     });
 
     describe("log", () => logCases(opener, title));
+    describe("log search", () => searchCases(backend, opener, title));
     describe("plans", () => planCases(opener, title));
     describe("artifacts", () => artifactCases(opener, title));
     describe("summaries", () => summaryCases(backend, opener, title));

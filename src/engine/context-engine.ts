@@ -19,6 +19,7 @@ import { createEngineCore } from "./engine-setup.js";
 import type { ExplainFilter, Explanation } from "./explain.js";
 import { type CompactOptions, type CompactResult, compactAllThreads, compactThread } from "./maintenance.js";
 import { prepareTurn } from "./prepare-turn.js";
+import { type RecallRequest, type RecallResult, recall } from "./recall.js";
 import { type ReplayResult, replayCall } from "./replay.js";
 import type { LoaderFactory } from "./thread-loader.js";
 import type { PreparedTurn, PrepareTurnOptions } from "./turn-options.js";
@@ -73,6 +74,12 @@ export interface ContextEngine {
   ): Promise<
     ReadonlyArray<CompactResult | { readonly threadId: string; readonly ok: false; readonly error: unknown }>
   >;
+  /**
+   * Answers the model's `recall` tool call (`recallTool`): an artifact by id, or the compacted messages matching
+   * a query, cut to the engine's cap (`recall.maxTokens`) and gated by its tenant and clearance. Send
+   * `content` as the call's result and append it like any tool result.
+   */
+  recall(threadId: string, request: RecallRequest): Promise<RecallResult>;
   /** Resolves when no background run is in flight. */
   idle(): Promise<void>;
 }
@@ -120,6 +127,7 @@ export function createEngine(options: ContextEngineOptions, makeLoader?: LoaderF
       renderThread(core, threadId, o),
     compact: (threadId: string, o?: CompactOptions) => compactThread(core, threadId, o),
     compactAll: (o?: CompactOptions) => compactAllThreads(core, o),
+    recall: (threadId: string, request: RecallRequest) => recall(core, threadId, request),
     idle: async () => {
       // A background run's commit may make the loader write (a checkpoint), and a write never schedules a run.
       await core.jobs.idle();

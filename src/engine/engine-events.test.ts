@@ -55,6 +55,23 @@ describe("engine events", () => {
     });
   });
 
+  it("the logging emitter says what recall brought back", () => {
+    const lines: string[] = [];
+    const sink = createEventSink([createLoggingEmitter((l) => lines.push(l))], () => 0);
+    sink.emit("recalled", "t1", { artifactId: "art_1", chars: 120, truncated: false, durationMs: 1.25 });
+    sink.emit("recalled", "t1", {
+      query: "parser error",
+      matches: 3,
+      chars: 4000,
+      truncated: true,
+      durationMs: 2,
+    });
+    expect(lines.map((l) => l.slice(l.indexOf('"t1" ') + 5))).toEqual([
+      "recalled artifact art_1 (120 chars, 1.3ms)",
+      'recalled 3 message(s) for query "parser error" (4000 chars, truncated, 2.0ms)',
+    ]);
+  });
+
   it("the metrics collector counts events, messages, tokens freed and durations", () => {
     const metrics = createMetricsCollector();
     const sink = createEventSink([metrics.listener]);

@@ -13,7 +13,8 @@ export type EngineOperation =
   | "replay"
   | "render"
   | "explain"
-  | "diff";
+  | "diff"
+  | "recall";
 
 /** Payload of each engine event by its `type`; every event also carries `type`, `threadId` and `at`. */
 export interface EngineEventMap {
@@ -76,6 +77,18 @@ export interface EngineEventMap {
   readonly rehydration_blocked: {
     readonly artifactId: string;
     readonly reason: "cooldown" | "sensitivity" | "tenant" | "budget" | "missing";
+  };
+  /**
+   * `recall` answered: an artifact by its id, or the compacted messages matching a query (how many). `chars` is
+   * the length of the answer's content; `truncated`: something was cut or left out to keep it within the cap.
+   */
+  readonly recalled: {
+    readonly artifactId?: string;
+    readonly query?: string;
+    readonly matches?: number;
+    readonly chars: number;
+    readonly truncated: boolean;
+    readonly durationMs: number;
   };
   /** A new plan version was committed. */
   readonly committed: {

@@ -50,10 +50,16 @@ export interface ContextEngineOptions {
   readonly events?: EngineListener | ReadonlyArray<EngineListener>;
   /** Tenant of the artifacts the engine writes and reads (default `default`). */
   readonly tenant?: string;
-  /** The most sensitive class of artifact the engine may bring back into a request (default `internal`). */
-  readonly clearance?: Sensitivity;
   /** How artifacts the model or the user refers to come back into the request (see `RehydrationOptions`). */
   readonly rehydration?: RehydrationOptions;
+  /**
+   * The most sensitive class the engine may bring back into a request (default `internal`): rehydration and
+   * `recall` read artifacts with it as an artifact store's clearance, and `recall` leaves out messages whose
+   * `meta.sensitivity` is above.
+   */
+  readonly clearance?: Sensitivity;
+  /** What `recall` returns: at most `maxTokens` tokens (default 4,000), counted with the engine's counter. */
+  readonly recall?: { readonly maxTokens?: number };
   /**
    * Retries after another writer won a race on the log or the plan (default 10), each after a random pause of up
    * to `conflictBackoff.initialMs × 2^(retry − 1)` milliseconds, at most `conflictBackoff.maxMs` ("full jitter":
@@ -73,6 +79,9 @@ export interface ContextEngineOptions {
   readonly newCallId?: () => string;
 }
 
+/** The smallest `recall.maxTokens`: room for a head, a tail and the marker between them. */
+export const RECALL_MIN_TOKENS = 64;
+
 /** The zod schema of the JSON-shaped engine options (objects such as stores are checked by shape). */
 export const engineSettingsSchema = z.strictObject({
   summarization: z.enum(["background", "inline"]).exactOptional(),
@@ -85,6 +94,9 @@ export const engineSettingsSchema = z.strictObject({
       maxTokensPerArtifact: z.number().int().positive().exactOptional(),
       maxTokens: z.number().int().nonnegative().exactOptional(),
     })
+    .exactOptional(),
+  recall: z
+    .strictObject({ maxTokens: z.number().int().min(RECALL_MIN_TOKENS).max(1_000_000).exactOptional() })
     .exactOptional(),
   maxConflictRetries: z.number().int().nonnegative().max(100).exactOptional(),
   conflictBackoff: z
@@ -136,6 +148,7 @@ export interface EngineSettings {
     readonly maxTokensPerArtifact: number;
     readonly maxTokens: number | undefined;
   };
+  readonly recall: { readonly maxTokens: number };
   readonly maxConflictRetries: number;
   readonly conflictBackoff: { readonly initialMs: number; readonly maxMs: number };
   readonly calibration: CalibrationSettings;
@@ -217,6 +230,7 @@ export function parseEngineOptions(options: ContextEngineOptions): EngineSetting
       maxTokensPerArtifact: o.rehydration?.maxTokensPerArtifact ?? 2_000,
       maxTokens: o.rehydration?.maxTokens,
     },
+    recall: { maxTokens: o.recall?.maxTokens ?? 4_000 },
     maxConflictRetries: o.maxConflictRetries ?? 10,
     conflictBackoff: { initialMs: 2, maxMs: 200, ...o.conflictBackoff },
     calibration: { ...DEFAULT_CALIBRATION, ...o.calibration },

@@ -29,6 +29,11 @@ const DESCRIBE: { readonly [K in EngineEventType]: Describe<K> } = {
   rehydrated: (e) =>
     `rehydrated artifact ${e.artifactId} (${e.chars} chars${e.truncated === true ? ", cut" : ""}${e.detected === true ? ", referred to" : ""})`,
   rehydration_blocked: (e) => `did not rehydrate artifact ${e.artifactId}: ${e.reason}`,
+  recalled: (e) =>
+    (e.artifactId === undefined
+      ? `recalled ${e.matches ?? 0} message(s) for query ${JSON.stringify(e.query ?? "")}`
+      : `recalled artifact ${e.artifactId}`) +
+    ` (${e.chars} chars${e.truncated ? ", truncated" : ""}, ${ms(e.durationMs)})`,
   committed: (e) =>
     `${e.operation}: committed plan v${e.planVersion} at log ${e.basedOnSeq}, ${e.tokensBefore} → ${e.tokensAfter} tokens (freed ${e.tokensFreed})`,
   version_conflict: (e) =>

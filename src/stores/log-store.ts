@@ -2,6 +2,7 @@ import { ValidationError, VersionConflictError } from "../errors/ledger-error.js
 import { validatedOnAppend } from "../log/append-batch.js";
 import { deepFreeze } from "../log/deep-freeze.js";
 import type { Message } from "../log/message.js";
+import type { LogSearchHit, LogSearchOptions } from "./log-search.js";
 import {
   checkValue,
   isStoredMessage,
@@ -60,6 +61,14 @@ export interface LogStore {
   setTokenCounts(threadId: string, updates: ReadonlyArray<TokenCountUpdate>): Promise<void>;
   /** Ids of every thread with at least one message, sorted. */
   threads(): Promise<ReadonlyArray<string>>;
+  /**
+   * Full-text search of the thread's messages (their text, tool-call names and arguments, tool-result content,
+   * as `searchTextOf` makes words of them): the best matches of any of the query's words, best first, the later
+   * message first among equals. Kept in step with `append` (in its transaction). An empty or whitespace query is
+   * a `ValidationError`. Optional, so a store written before it still fits: the memory, SQLite and PostgreSQL
+   * backends have it, and without it the engine searches the loaded log itself.
+   */
+  search?(threadId: string, query: string, options?: LogSearchOptions): Promise<ReadonlyArray<LogSearchHit>>;
 }
 
 /** The conflict raised when an append names a stale log length. */

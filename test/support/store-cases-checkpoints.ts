@@ -451,18 +451,21 @@ export function checkpointCases(opener: StoreOpener, title: (t: string) => strin
     expect(tail.where.threadId).toBe("t1");
   });
 
-  it.runIf(durable)(title("a database at schema 2 is upgraded to 4 and holds checkpoints"), async () => {
-    const target = opener.backend.newTarget();
-    await createAtSchema(target, 2);
-    const store = checkpointsOf(await opener.at(target));
-    await store.put(withTail(checkpoint("t1", [1, 1])));
-    expect(await store.latest("t1", 1, 1)).toEqual(checkpoint("t1", [1, 1]));
-    expect(await store.tail("t1", 1, 1)).toBe(tailOf(checkpoint("t1", [1, 1])));
-    const migrations = target.kind === "postgres" ? POSTGRES_MIGRATIONS : SQLITE_MIGRATIONS;
-    expect(migrations.map((m) => m.version)).toEqual([1, 2, 3, 4]);
-    const rows = await rawSql(target, "SELECT version FROM {schema_migrations} ORDER BY version");
-    expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4]);
-  });
+  it.runIf(durable)(
+    title("a database at schema 2 is upgraded to the newest and holds checkpoints"),
+    async () => {
+      const target = opener.backend.newTarget();
+      await createAtSchema(target, 2);
+      const store = checkpointsOf(await opener.at(target));
+      await store.put(withTail(checkpoint("t1", [1, 1])));
+      expect(await store.latest("t1", 1, 1)).toEqual(checkpoint("t1", [1, 1]));
+      expect(await store.tail("t1", 1, 1)).toBe(tailOf(checkpoint("t1", [1, 1])));
+      const migrations = target.kind === "postgres" ? POSTGRES_MIGRATIONS : SQLITE_MIGRATIONS;
+      expect(migrations.map((m) => m.version)).toEqual([1, 2, 3, 4, 5]);
+      const rows = await rawSql(target, "SELECT version FROM {schema_migrations} ORDER BY version");
+      expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5]);
+    },
+  );
 
   it.runIf(durable)(
     title("a checkpoint written at schema 3 reads back at 4 with an empty tail"),

@@ -1,4 +1,5 @@
 import { deepFreeze } from "../../log/deep-freeze.js";
+import { checkSearchArguments, type LogSearchOptions, searchTextOf } from "../log-search.js";
 import {
   checkAppendBatch,
   checkReadArguments,
@@ -13,10 +14,12 @@ import {
   type TokenCountUpdate,
 } from "../log-store.js";
 import { unknownSeqError } from "../store-errors.js";
+import { SearchIndex } from "./memory-search-index.js";
 
 interface ThreadEntries {
   readonly entries: StoredMessage[];
   readonly seqById: Map<string, number>;
+  readonly index: SearchIndex;
 }
 
 /**
@@ -34,7 +37,11 @@ export function createMemoryLogStore(): LogStore {
 
   function append(threadId: string, expectedSeq: number, batch: ReadonlyArray<StoredMessage>): void {
     checkAppendBatch(threadId, expectedSeq, batch);
-    const thread = threadOf(threadId) ?? { entries: [], seqById: new Map<string, number>() };
+    const thread = threadOf(threadId) ?? {
+      entries: [],
+      seqById: new Map<string, number>(),
+      index: new SearchIndex(),
+    };
     if (thread.entries.length !== expectedSeq)
       throw logConflict(threadId, expectedSeq, thread.entries.length);
     for (const { message } of batch) {
@@ -47,6 +54,7 @@ export function createMemoryLogStore(): LogStore {
         tokens: Object.freeze({ ...entry.tokens }),
       });
       thread.seqById.set(frozen.message.id, thread.entries.length);
+      thread.index.add(thread.entries.length, frozen.message.id, searchTextOf(frozen.message));
       thread.entries.push(frozen);
     }
     if (batch.length > 0) threads.set(threadId, thread);
@@ -103,5 +111,9 @@ export function createMemoryLogStore(): LogStore {
     setTokenCounts: async (threadId: string, updates: ReadonlyArray<TokenCountUpdate>) =>
       setTokenCounts(threadId, updates),
     threads: async () => Object.freeze([...threads.keys()].sort()),
+    search: async (threadId: string, query: string, options?: LogSearchOptions) => {
+      const args = checkSearchArguments(threadId, query, options);
+      return Object.freeze([...(threadOf(threadId)?.index.search(args) ?? [])]);
+    },
   });
 }

@@ -1,8 +1,8 @@
 import type { SqlDialect, SqlStatement, SqlWork } from "../sql/sql-dialect.js";
 import { type PgPool, type PgQueryable, pgInt, pgTransaction } from "./postgres-driver.js";
 
-/** Drives a transaction body on one client, awaiting each statement it yields. */
-async function drive<T>(client: PgQueryable, work: SqlWork<T>): Promise<T> {
+/** Drives a transaction body on one client, awaiting each statement it yields (the dialect's, and migrations'). */
+export async function drivePg<T>(client: PgQueryable, work: SqlWork<T>): Promise<T> {
   let step = work.next();
   while (!step.done) {
     const { kind, statement } = step.value;
@@ -27,7 +27,7 @@ export function postgresDialect(pool: PgPool): SqlDialect {
     name: "PostgreSQL",
     all: async (s: SqlStatement) => (await pool.query(s.text, s.values)).rows,
     run: async (s: SqlStatement) => (await pool.query(s.text, s.values)).rowCount ?? 0,
-    transaction: <T>(work: () => SqlWork<T>) => pgTransaction(pool, (client) => drive(client, work())),
+    transaction: <T>(work: () => SqlWork<T>) => pgTransaction(pool, (client) => drivePg(client, work())),
     int: pgInt,
   });
 }

@@ -1,6 +1,7 @@
 import type { SeqRange, StoredMessage } from "../log-store.js";
 import { statement } from "../sql/sql-dialect.js";
 import type { LogSql } from "../sql/sql-log-store.js";
+import type { BackfillCursor, SearchBackfillSql, SearchDoc } from "../sql/sql-search-backfill.js";
 import type { ThreadSql } from "../sql/sql-threads.js";
 
 // Rows per INSERT: keeps one statement's parameters to a few MB even for a 100k-message import.
@@ -33,21 +34,52 @@ export function postgresThreadSql(s: string): ThreadSql {
 }
 
 /**
- * PostgreSQL's statements on `messages` in schema `s` (quoted): a batch is inserted from arrays in chunks, and
- * ranges are read in one statement.
+ * The search statement: `search @@ q` finds the rows through the GIN index on `search`, `ts_rank` orders them.
+ * Terms are letters and digits only, so each quoted term is one lexeme and `|` makes any of them match.
+ */
+function searchStatement(s: string) {
+  return (
+    threadId: string,
+    terms: ReadonlyArray<string>,
+    limit: number,
+    seqs: ReadonlyArray<number> | undefined,
+  ) => {
+    const query = terms.map((t) => `'${t}'`).join(" | ");
+    const within = seqs === undefined ? "" : "AND seq IN (SELECT unnest($4::int[]))";
+    return statement(
+      `SELECT seq, message_id AS id, ts_rank(search, q) AS score
+       FROM ${s}.messages, to_tsquery('simple', $2) AS q
+       WHERE thread_id = $1 AND search @@ q ${within}
+       ORDER BY score DESC, seq DESC
+       LIMIT $3`,
+      seqs === undefined ? [threadId, query, limit] : [threadId, query, limit, seqs],
+    );
+  };
+}
+
+/**
+ * PostgreSQL's statements on `messages` in schema `s` (quoted): a batch is inserted from arrays in chunks with
+ * each message's `tsvector` (the `simple` configuration: the words are made already, it only splits them on
+ * spaces), and ranges are read in one statement.
  */
 export function postgresLogSql(s: string): LogSql {
-  const insertChunk = (threadId: string, chunk: ReadonlyArray<StoredMessage>) =>
+  const insertChunk = (
+    threadId: string,
+    chunk: ReadonlyArray<StoredMessage>,
+    search: ReadonlyArray<string>,
+  ) =>
     statement(
-      `INSERT INTO ${s}.messages (thread_id, seq, message_id, body, tokens)
-       SELECT $1, u.seq, u.id, u.body, u.tokens::jsonb
-       FROM unnest($2::int[], $3::text[], $4::text[], $5::text[]) AS u(seq, id, body, tokens)`,
+      `INSERT INTO ${s}.messages (thread_id, seq, message_id, body, tokens, search)
+       SELECT $1, u.seq, u.id, u.body, u.tokens::jsonb, to_tsvector('simple', nullif(u.search, ''))
+       FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[])
+         AS u(seq, id, body, tokens, search)`,
       [
         threadId,
         chunk.map((e) => e.message.seq),
         chunk.map((e) => e.message.id),
         chunk.map((e) => JSON.stringify(e.message)),
         chunk.map((e) => JSON.stringify(e.tokens)),
+        search,
       ],
     );
   const rangesStatement = (threadId: string, ranges: ReadonlyArray<SeqRange>) => {
@@ -71,10 +103,10 @@ export function postgresLogSql(s: string): LogSql {
   };
   return Object.freeze({
     threads: postgresThreadSql(s),
-    insert: (threadId: string, batch: ReadonlyArray<StoredMessage>) => {
+    insert: (threadId: string, batch: ReadonlyArray<StoredMessage>, search: ReadonlyArray<string>) => {
       const out = [];
       for (let i = 0; i < batch.length; i += CHUNK)
-        out.push(insertChunk(threadId, batch.slice(i, i + CHUNK)));
+        out.push(insertChunk(threadId, batch.slice(i, i + CHUNK), search.slice(i, i + CHUNK)));
       return out;
     },
     ranges: (threadId: string, ranges: ReadonlyArray<SeqRange>) => [rangesStatement(threadId, ranges)],
@@ -89,5 +121,28 @@ export function postgresLogSql(s: string): LogSql {
         seq,
         tokens,
       ]),
+    search: searchStatement(s),
+  });
+}
+
+/** PostgreSQL's statements for indexing the messages stored before the search column (migration 5). */
+export function postgresSearchBackfillSql(s: string): SearchBackfillSql {
+  return Object.freeze({
+    page: (after: BackfillCursor | undefined, size: number) =>
+      after === undefined
+        ? statement(`SELECT thread_id, seq, body FROM ${s}.messages ORDER BY thread_id, seq LIMIT $1`, [size])
+        : statement(
+            `SELECT thread_id, seq, body FROM ${s}.messages WHERE (thread_id, seq) > ($1, $2)
+             ORDER BY thread_id, seq LIMIT $3`,
+            [after.threadId, after.seq, size],
+          ),
+    index: (threadId: string, docs: ReadonlyArray<SearchDoc>) => [
+      statement(
+        `UPDATE ${s}.messages m SET search = to_tsvector('simple', u.words)
+         FROM unnest($2::int[], $3::text[]) AS u(seq, words)
+         WHERE m.thread_id = $1 AND m.seq = u.seq`,
+        [threadId, docs.map((d) => d.seq), docs.map((d) => d.text)],
+      ),
+    ],
   });
 }

@@ -1,4 +1,10 @@
 import {
+  checkSearchArguments,
+  type LogSearchHit,
+  type LogSearchOptions,
+  searchTextOf,
+} from "../log-search.js";
+import {
   checkAppendBatch,
   checkReadArguments,
   checkThreadId,
@@ -25,11 +31,32 @@ import {
 } from "./sql-dialect.js";
 import { lockThread, type ThreadSql, threadVersions } from "./sql-threads.js";
 
-/** A dialect's statements on the `messages` table; rows read carry `body` and `tokens`, or `id` and `seq`. */
+/**
+ * A dialect's statements on the `messages` table and its search index; rows read carry `body` and `tokens`, or
+ * `id` and `seq`.
+ */
 export interface LogSql {
   readonly threads: ThreadSql;
-  /** Inserts a batch (already checked, seqs continuing the thread) in as many statements as the dialect likes. */
-  insert(threadId: string, batch: ReadonlyArray<StoredMessage>): ReadonlyArray<SqlStatement>;
+  /**
+   * Inserts a batch (already checked, seqs continuing the thread) in as many statements as the dialect likes,
+   * and indexes `search[i]`, the words of `batch[i]` joined by spaces (`searchTextOf`; `""`: nothing to index).
+   */
+  insert(
+    threadId: string,
+    batch: ReadonlyArray<StoredMessage>,
+    search: ReadonlyArray<string>,
+  ): ReadonlyArray<SqlStatement>;
+  /**
+   * The thread's messages holding any of `terms` (words as `searchWords` makes them), best first and the later
+   * message first among equals, at most `limit`, only among `seqs` when given (never empty): rows carry `seq`,
+   * `id` and `score` (higher is better).
+   */
+  search(
+    threadId: string,
+    terms: ReadonlyArray<string>,
+    limit: number,
+    seqs: ReadonlyArray<number> | undefined,
+  ): SqlStatement;
   /** Messages in the ranges (sorted, disjoint, none empty), in seq order, over however many statements. */
   ranges(threadId: string, ranges: ReadonlyArray<SeqRange>): ReadonlyArray<SqlStatement>;
   /** `id` and `seq` of each of the message ids the thread holds. */
@@ -61,6 +88,7 @@ export function createSqlLogStore(dialect: SqlDialect, sql: LogSql): LogStore {
     threadId: string,
     expectedSeq: number,
     batch: ReadonlyArray<StoredMessage>,
+    search: ReadonlyArray<string>,
   ): SqlWork<void> {
     const { logLength } = yield* lockThread(dialect, sql.threads, threadId);
     if (logLength !== expectedSeq) throw logConflict(threadId, expectedSeq, logLength);
@@ -68,13 +96,15 @@ export function createSqlLogStore(dialect: SqlDialect, sql: LogSql): LogStore {
     const taken = seqsFromRows(yield* all(sql.seqsOf(threadId, ids)));
     const first = batch.find((e) => taken.has(e.message.id));
     if (first !== undefined) throw duplicateIdError(threadId, first.message.id);
-    yield* runAll(sql.insert(threadId, batch));
+    yield* runAll(sql.insert(threadId, batch, search));
     if (batch.length > 0) yield* run(sql.threads.setLogLength(threadId, expectedSeq + batch.length));
   }
 
   async function append(threadId: string, expectedSeq: number, batch: ReadonlyArray<StoredMessage>) {
     checkAppendBatch(threadId, expectedSeq, batch);
-    await dialect.transaction(() => insert(threadId, expectedSeq, batch));
+    // Words are made before the transaction: SQLite holds its write lock for as short a time as it can.
+    const search = batch.map((e) => searchTextOf(e.message));
+    await dialect.transaction(() => insert(threadId, expectedSeq, batch, search));
   }
 
   async function readMerged(threadId: string, merged: ReadonlyArray<SeqRange>) {
@@ -90,6 +120,22 @@ export function createSqlLogStore(dialect: SqlDialect, sql: LogSql): LogStore {
   async function read(threadId: string, fromSeq = 0, toSeq = Number.MAX_SAFE_INTEGER) {
     checkReadArguments(threadId, fromSeq, toSeq);
     return readMerged(threadId, toSeq > fromSeq ? [{ from: fromSeq, to: toSeq }] : []);
+  }
+
+  async function search(threadId: string, query: string, options?: LogSearchOptions) {
+    const { terms, limit, seqs } = checkSearchArguments(threadId, query, options);
+    if (terms.length === 0 || seqs?.length === 0) return Object.freeze([]);
+    const rows = await dialect.all(sql.search(threadId, terms, limit, seqs));
+    return Object.freeze(
+      rows.map(
+        (row): LogSearchHit =>
+          Object.freeze({
+            seq: dialect.int(row, "seq"),
+            messageId: String(column(row, "id")),
+            score: Number(column(row, "score")),
+          }),
+      ),
+    );
   }
 
   async function setTokenCounts(threadId: string, updates: ReadonlyArray<TokenCountUpdate>) {
@@ -129,5 +175,7 @@ export function createSqlLogStore(dialect: SqlDialect, sql: LogSql): LogStore {
         const rows = await dialect.all(sql.threads.withMessages());
         return Object.freeze(rows.map((row) => String(column(row, "thread_id"))).sort());
       }),
+    search: (threadId: string, query: string, options?: LogSearchOptions) =>
+      op("search", threadId, () => search(threadId, query, options)),
   });
 }

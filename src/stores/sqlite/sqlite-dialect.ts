@@ -18,6 +18,27 @@ import {
  * await dialect.all(statement("SELECT log_length FROM threads WHERE thread_id = ?", ["t1"]));
  */
 export function sqliteDialect(db: SqliteDatabase): SqlDialect {
+  const statements = sqliteStatements(db);
+  return Object.freeze({
+    name: "SQLite",
+    all: async (s: SqlStatement) => statements.all(s),
+    run: async (s: SqlStatement) => statements.run(s),
+    transaction: async <T>(work: () => SqlWork<T>) =>
+      immediateTransaction(db, () => statements.drive(work())),
+    int: intColumn,
+  });
+}
+
+/** Statements on a synchronous connection, each text prepared once and reused. */
+export interface SqliteStatements {
+  all(statement: SqlStatement): unknown[];
+  run(statement: SqlStatement): number;
+  /** Drives a transaction body to its end, running each statement it yields (in the caller's transaction). */
+  drive<T>(work: SqlWork<T>): T;
+}
+
+/** Runs statements and transaction bodies on `db` synchronously (for the dialect and for migrations). */
+export function sqliteStatements(db: SqliteDatabase): SqliteStatements {
   const prepared = new Map<string, SqliteStatement>();
   const prepare = (text: string): SqliteStatement => {
     let found = prepared.get(text);
@@ -31,19 +52,13 @@ export function sqliteDialect(db: SqliteDatabase): SqlDialect {
   const run = (s: SqlStatement): number => Number(prepare(s.text).run(...s.values).changes);
   const perform = (request: SqlRequest): unknown =>
     request.kind === "all" ? all(request.statement) : run(request.statement);
-
-  /** Drives a transaction body to its end, running each statement it yields on the spot. */
-  function drive<T>(work: SqlWork<T>): T {
-    let step = work.next();
-    while (!step.done) step = work.next(perform(step.value));
-    return step.value;
-  }
-
-  return Object.freeze({
-    name: "SQLite",
-    all: async (s: SqlStatement) => all(s),
-    run: async (s: SqlStatement) => run(s),
-    transaction: async <T>(work: () => SqlWork<T>) => immediateTransaction(db, () => drive(work())),
-    int: intColumn,
-  });
+  return {
+    all,
+    run,
+    drive<T>(work: SqlWork<T>): T {
+      let step = work.next();
+      while (!step.done) step = work.next(perform(step.value));
+      return step.value;
+    },
+  };
 }

@@ -1,6 +1,7 @@
 import type { StoredMessage } from "../log-store.js";
 import { statement } from "../sql/sql-dialect.js";
 import type { LogSql } from "../sql/sql-log-store.js";
+import type { SearchBackfillSql, SearchDoc } from "../sql/sql-search-backfill.js";
 import type { ThreadSql } from "../sql/sql-threads.js";
 
 /**
@@ -30,14 +31,61 @@ export const sqliteThreadSql: ThreadSql = Object.freeze({
 
 const INSERT = "INSERT INTO messages (thread_id, seq, message_id, body, tokens) VALUES (?, ?, ?, ?, ?)";
 const RANGE = "SELECT body, tokens FROM messages WHERE thread_id = ? AND seq >= ? AND seq < ? ORDER BY seq";
+const INDEX_DOC = "INSERT INTO message_search_docs (thread_id, seq) VALUES (?, ?)";
+const INDEX_TEXT = `INSERT INTO message_search (rowid, words)
+  VALUES ((SELECT doc FROM message_search_docs WHERE thread_id = ? AND seq = ?), ?)`;
 
-/** SQLite's statements on `messages`: one prepared insert per message, one range scan per range. */
+/**
+ * A message's words in the search index: a row of `message_search_docs` gives it a rowid, under which the
+ * contentless FTS5 table `message_search` indexes its words (the text itself is not stored twice).
+ */
+function indexStatements(threadId: string, docs: ReadonlyArray<SearchDoc>) {
+  return docs.flatMap(({ seq, text }) => [
+    statement(INDEX_DOC, [threadId, seq]),
+    statement(INDEX_TEXT, [threadId, seq, text]),
+  ]);
+}
+
+/**
+ * Ranked with FTS5's `bm25` (smaller is better, so the score is its negation). The MATCH finds the words' rows
+ * through the index; the thread and seqs are checked on the few rows it finds.
+ */
+function searchStatement(
+  threadId: string,
+  terms: ReadonlyArray<string>,
+  limit: number,
+  seqs: ReadonlyArray<number> | undefined,
+) {
+  // Terms are letters and digits only; quoted, FTS5 reads each as a word, never as query syntax.
+  const match = terms.map((t) => `"${t}"`).join(" OR ");
+  const within = seqs === undefined ? "" : "AND d.seq IN (SELECT value FROM json_each(?))";
+  return statement(
+    `SELECT d.seq AS seq, m.message_id AS id, -bm25(message_search) AS score
+     FROM message_search
+     JOIN message_search_docs d ON d.doc = message_search.rowid
+     JOIN messages m ON m.thread_id = d.thread_id AND m.seq = d.seq
+     WHERE message_search MATCH ? AND d.thread_id = ? ${within}
+     ORDER BY bm25(message_search), d.seq DESC
+     LIMIT ?`,
+    seqs === undefined ? [match, threadId, limit] : [match, threadId, JSON.stringify(seqs), limit],
+  );
+}
+
+/**
+ * SQLite's statements on `messages`: one prepared insert per message (and two more per message with words, for
+ * the search index, in the same transaction), one range scan per range.
+ */
 export const sqliteLogSql: LogSql = Object.freeze({
   threads: sqliteThreadSql,
-  insert: (threadId: string, batch: ReadonlyArray<StoredMessage>) =>
-    batch.map(({ message, tokens }) =>
+  insert: (threadId: string, batch: ReadonlyArray<StoredMessage>, search: ReadonlyArray<string>) => [
+    ...batch.map(({ message, tokens }) =>
       statement(INSERT, [threadId, message.seq, message.id, JSON.stringify(message), JSON.stringify(tokens)]),
     ),
+    ...indexStatements(
+      threadId,
+      batch.map((e, i) => ({ seq: e.message.seq, text: search[i] ?? "" })).filter((d) => d.text !== ""),
+    ),
+  ],
   ranges: (threadId: string, ranges: ReadonlyArray<{ from: number; to: number }>) =>
     ranges.map((r) => statement(RANGE, [threadId, r.from, r.to])),
   seqsOf: (threadId: string, ids: ReadonlyArray<string>) =>
@@ -52,4 +100,18 @@ export const sqliteLogSql: LogSql = Object.freeze({
       threadId,
       seq,
     ]),
+  search: searchStatement,
+});
+
+/** SQLite's statements for indexing the messages stored before the search index (migration 5). */
+export const sqliteSearchBackfillSql: SearchBackfillSql = Object.freeze({
+  page: (after: { threadId: string; seq: number } | undefined, size: number) =>
+    after === undefined
+      ? statement("SELECT thread_id, seq, body FROM messages ORDER BY thread_id, seq LIMIT ?", [size])
+      : statement(
+          `SELECT thread_id, seq, body FROM messages WHERE (thread_id, seq) > (?, ?)
+           ORDER BY thread_id, seq LIMIT ?`,
+          [after.threadId, after.seq, size],
+        ),
+  index: indexStatements,
 });

@@ -1,11 +1,16 @@
 import { StoreUnavailableError } from "../../errors/ledger-error.js";
+import { backfillSearch } from "../sql/sql-search-backfill.js";
+import { sqliteStatements } from "./sqlite-dialect.js";
 import { immediateTransaction, intColumn, type SqliteDatabase } from "./sqlite-driver.js";
+import { sqliteSearchBackfillSql } from "./sqlite-log-sql.js";
 
-/** One numbered schema change. */
+/** One numbered schema change: its SQL, then (when the change needs the rows rewritten) its backfill. */
 export interface SqliteMigration {
   readonly version: number;
   readonly name: string;
   readonly sql: string;
+  /** Fills what the SQL created from the rows already stored, in the migration's transaction. */
+  readonly backfill?: (db: SqliteDatabase) => void;
 }
 
 /**
@@ -98,6 +103,26 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<SqliteMigration> = Object.freeze([
     name: "checkpoint tails",
     sql: `ALTER TABLE checkpoints ADD COLUMN tail TEXT NOT NULL DEFAULT '""';`,
   },
+  {
+    // Full-text search of the log (`LogStore.search`). `messages` has no rowid, so each indexed message gets one
+    // in `message_search_docs`; the FTS5 table is contentless (its words are in the index, not stored again).
+    // Words are made in TypeScript (`searchTextOf`) for every backend alike, so the messages already stored are
+    // indexed by the backfill rather than by SQL.
+    version: 5,
+    name: "message search",
+    sql: `
+      CREATE TABLE message_search_docs (
+        doc INTEGER PRIMARY KEY,
+        thread_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        UNIQUE (thread_id, seq)
+      );
+      CREATE VIRTUAL TABLE message_search USING fts5(words, content = '', tokenize = 'unicode61');
+    `,
+    backfill: (db) => {
+      sqliteStatements(db).drive(backfillSearch(sqliteSearchBackfillSql, intColumn));
+    },
+  },
 ]);
 
 /**
@@ -129,6 +154,7 @@ export function migrateSqlite(
     for (const migration of migrations) {
       if (migration.version <= current) continue;
       db.exec(migration.sql);
+      migration.backfill?.(db);
       record.run(migration.version, migration.name, new Date().toISOString());
     }
     return newest;
