@@ -41,7 +41,7 @@ export type {
   EngineListener,
   EngineOperation,
 } from "./engine/engine-events.js";
-export type { ContextEngineOptions, SummarizationMode } from "./engine/engine-options.js";
+export type { ContextEngineOptions, RehydrationOptions, SummarizationMode } from "./engine/engine-options.js";
 export { engineSettingsSchema } from "./engine/engine-options.js";
 export type { ExplainRow, Explanation, MessageFate } from "./engine/explain.js";
 export { formatExplanation } from "./engine/explain.js";
@@ -58,7 +58,15 @@ export type {
 } from "./engine/recall.js";
 export type { CompactedFate, RecallMatch } from "./engine/recall-text.js";
 export type { ReplayResult } from "./engine/replay.js";
-export type { BudgetInput, PreparedTurn, PrepareTurnOptions, TurnStats } from "./engine/turn-options.js";
+export type {
+  BudgetInput,
+  PreparedTurn,
+  PrepareTurnOptions,
+  RehydrationBlock,
+  RehydrationBlockReason,
+  RehydrationNote,
+  TurnStats,
+} from "./engine/turn-options.js";
 export type { ErrorLocation, LedgerErrorCode, SummarizerFailure } from "./errors/ledger-error.js";
 export {
   AccessDeniedError,
@@ -189,8 +197,15 @@ export type {
   SecurityContext,
 } from "./stores/artifact-store.js";
 export { mayRead } from "./stores/artifact-store.js";
-export type { LogSearchHit, LogSearchOptions } from "./stores/log-search.js";
-export type { LogStore, SeqRange, StoredMessage, TokenCounts, TokenCountUpdate } from "./stores/log-store.js";
+export type {
+  LogSearchHit,
+  LogSearchOptions,
+  LogStore,
+  SeqRange,
+  StoredMessage,
+  TokenCounts,
+  TokenCountUpdate,
+} from "./stores/log-store.js";
 export type {
   MemoryArtifactStore,
   MemoryArtifactStoreOptions,

@@ -16,24 +16,7 @@ import { rehydratedText } from "../texts/placeholders.js";
 import { excerptText, textTokenCounter } from "../texts/text-excerpt.js";
 import type { TokenBudget } from "../tokens/token-budget.js";
 import type { EngineCore } from "./engine-core.js";
-import type { TurnInput } from "./turn-options.js";
-
-/** Why a referenced artifact was not brought back. */
-export type RehydrationBlockReason = "cooldown" | "sensitivity" | "tenant" | "budget" | "missing";
-
-/** An artifact brought back into a turn's request. */
-export interface RehydrationNote {
-  readonly artifactId: string;
-  /** Tokens of the content as shown (after any cut). */
-  readonly tokens: number;
-  readonly truncated: boolean;
-}
-
-/** A referenced artifact that was not brought back, and why. */
-export interface RehydrationBlock {
-  readonly artifactId: string;
-  readonly reason: RehydrationBlockReason;
-}
+import type { RehydrationBlock, RehydrationBlockReason, RehydrationNote, TurnInput } from "./turn-options.js";
 
 /** What a turn brings back: the artifacts to render, the tokens they take, and the report. */
 export interface RehydrationPlan {

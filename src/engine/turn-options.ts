@@ -11,7 +11,6 @@ import type { Calibration } from "./calibration.js";
 import type { TurnInputs } from "./call-record.js";
 import type { EngineCore } from "./engine-core.js";
 import { toBudget } from "./engine-setup.js";
-import type { RehydrationBlock, RehydrationNote } from "./rehydration.js";
 
 /** A budget for one call: a `TokenBudget`, budget options, or a plain ceiling on the request's tokens. */
 export type BudgetInput = TokenBudget | TokenBudgetOptions | number;
@@ -40,6 +39,23 @@ export interface PrepareTurnOptions<F extends ProviderFormat = ProviderFormat> {
    * `stats.unchangedLeadingTokens` says how much of the prefix repeats.
    */
   readonly cacheControl?: boolean;
+}
+
+/** Why a referenced artifact was not brought back. */
+export type RehydrationBlockReason = "cooldown" | "sensitivity" | "tenant" | "budget" | "missing";
+
+/** An artifact brought back into a turn's request. */
+export interface RehydrationNote {
+  readonly artifactId: string;
+  /** Tokens of the content as shown (after any cut). */
+  readonly tokens: number;
+  readonly truncated: boolean;
+}
+
+/** A referenced artifact that was not brought back, and why. */
+export interface RehydrationBlock {
+  readonly artifactId: string;
+  readonly reason: RehydrationBlockReason;
 }
 
 /** Figures about a prepared turn. */

@@ -7,26 +7,7 @@
 
 import { ValidationError } from "../errors/ledger-error.js";
 import type { Part } from "../log/message.js";
-import { checkSeq, checkThreadId } from "./log-store.js";
-
-/** One message a search found: where it is and how well it matched. */
-export interface LogSearchHit {
-  readonly seq: number;
-  readonly messageId: string;
-  /**
-   * Higher is better. The scale is the backend's (BM25 in memory and SQLite, `ts_rank` in PostgreSQL): compare
-   * scores within one answer, not across backends.
-   */
-  readonly score: number;
-}
-
-/** How many hits a search returns, and where it looks. */
-export interface LogSearchOptions {
-  /** Most hits returned (1 to 1,000; default 10). */
-  readonly limit?: number;
-  /** Only these seqs are searched (default: the whole thread); an empty list finds nothing. */
-  readonly seqs?: ReadonlyArray<number>;
-}
+import { checkSeq, checkThreadId, type LogSearchHit, type LogSearchOptions } from "./log-store.js";
 
 /** The checked arguments of a search, with its words. */
 export interface SearchArguments {

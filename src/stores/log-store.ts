@@ -2,7 +2,6 @@ import { ValidationError, VersionConflictError } from "../errors/ledger-error.js
 import { validatedOnAppend } from "../log/append-batch.js";
 import { deepFreeze } from "../log/deep-freeze.js";
 import type { Message } from "../log/message.js";
-import type { LogSearchHit, LogSearchOptions } from "./log-search.js";
 import {
   checkValue,
   isStoredMessage,
@@ -190,4 +189,23 @@ export function storedFromRow(threadId: string, body: unknown, tokens: unknown):
   const where = { what: "token counts row", threadId, messageId: message.id };
   const counts = parseRow(tokenCountsSchema, tokens, where, isTokenCounts);
   return Object.freeze({ message: deepFreeze(message), tokens: Object.freeze(counts) });
+}
+
+/** One message a search found: where it is and how well it matched. */
+export interface LogSearchHit {
+  readonly seq: number;
+  readonly messageId: string;
+  /**
+   * Higher is better. The scale is the backend's (BM25 in memory and SQLite, `ts_rank` in PostgreSQL): compare
+   * scores within one answer, not across backends.
+   */
+  readonly score: number;
+}
+
+/** How many hits a search returns, and where it looks. */
+export interface LogSearchOptions {
+  /** Most hits returned (1 to 1,000; default 10). */
+  readonly limit?: number;
+  /** Only these seqs are searched (default: the whole thread); an empty list finds nothing. */
+  readonly seqs?: ReadonlyArray<number>;
 }

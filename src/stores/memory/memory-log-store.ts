@@ -1,5 +1,6 @@
 import { deepFreeze } from "../../log/deep-freeze.js";
-import { checkSearchArguments, type LogSearchOptions, searchTextOf } from "../log-search.js";
+import { checkSearchArguments, searchTextOf } from "../log-search.js";
+import type { LogSearchOptions } from "../log-store.js";
 import {
   checkAppendBatch,
   checkReadArguments,

@@ -1,4 +1,5 @@
-import type { LogSearchHit, SearchArguments } from "../log-search.js";
+import type { SearchArguments } from "../log-search.js";
+import type { LogSearchHit } from "../log-store.js";
 
 // BM25's usual constants, as SQLite's FTS5 uses them.
 const K1 = 1.2;

@@ -1,15 +1,12 @@
-import {
-  checkSearchArguments,
-  type LogSearchHit,
-  type LogSearchOptions,
-  searchTextOf,
-} from "../log-search.js";
+import { checkSearchArguments, searchTextOf } from "../log-search.js";
 import {
   checkAppendBatch,
   checkReadArguments,
   checkThreadId,
   checkTokenUpdates,
   duplicateIdError,
+  type LogSearchHit,
+  type LogSearchOptions,
   type LogStore,
   logConflict,
   normalizeRanges,
