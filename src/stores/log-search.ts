@@ -7,7 +7,7 @@
 
 import { ValidationError } from "../errors/ledger-error.js";
 import type { Part } from "../log/message.js";
-import { checkSeq, checkThreadId, type LogSearchHit, type LogSearchOptions } from "./log-store.js";
+import { checkSeq, checkThreadId, type LogSearchOptions } from "./log-store.js";
 
 /** The checked arguments of a search, with its words. */
 export interface SearchArguments {
