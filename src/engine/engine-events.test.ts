@@ -105,4 +105,21 @@ describe("engine events", () => {
     metrics.reset();
     expect(metrics.snapshot().events).toEqual({});
   });
+
+  it("the metrics collector keeps totals per thread, forgetting the least recently active", () => {
+    const metrics = createMetricsCollector({ maxThreads: 2 });
+    const sink = createEventSink([metrics.listener]);
+    sink.emit("dropped", "a", { ...action, messages: 4 });
+    sink.emit("dropped", "b", { ...action, messages: 1 });
+    sink.emit("completed", "a", { operation: "prepareTurn", durationMs: 5, tokens: 100 });
+    expect(metrics.snapshot("a").messages.dropped).toBe(4);
+    expect(metrics.snapshot("a").requestTokens).toBe(100);
+    expect(metrics.snapshot("b").messages.dropped).toBe(1);
+    expect(metrics.snapshot().messages.dropped).toBe(5);
+    expect(metrics.threads()).toEqual(["b", "a"]);
+    sink.emit("dropped", "c", { ...action, messages: 2 });
+    expect(metrics.threads()).toEqual(["a", "c"]);
+    expect(metrics.snapshot("b").events).toEqual({});
+    expect(metrics.snapshot().messages.dropped).toBe(7);
+  });
 });

@@ -25,10 +25,13 @@ export interface MetricsSnapshot {
   readonly durations: Readonly<Partial<Record<EngineOperation, DurationStats>>>;
 }
 
-/** A listener that counts engine events, plus a snapshot of the totals. */
+/** A listener that counts engine events, plus a snapshot of the totals (of all threads, or of one). */
 export interface MetricsCollector {
   readonly listener: EngineListener;
-  snapshot(): MetricsSnapshot;
+  /** The totals of every thread, or of `threadId` (empty totals for a thread not seen). */
+  snapshot(threadId?: string): MetricsSnapshot;
+  /** The threads seen, most recently active last (at most `maxThreads`; the least recent are forgotten). */
+  threads(): ReadonlyArray<string>;
   reset(): void;
 }
 
@@ -50,42 +53,59 @@ function emptyTotals(): Totals {
   };
 }
 
+/** Adds one event to a set of totals. */
+function count(totals: Totals, event: Parameters<EngineListener>[0]): void {
+  totals.events[event.type] = (totals.events[event.type] ?? 0) + 1;
+  switch (event.type) {
+    case "cleared":
+    case "summarized":
+    case "externalized":
+    case "dropped":
+      totals.messages[event.type] += event.messages;
+      break;
+    case "committed":
+      totals.tokensFreed += Math.max(0, event.tokensFreed);
+      break;
+    case "completed": {
+      const d = totals.durations[event.operation] ?? { count: 0, totalMs: 0, maxMs: 0 };
+      d.count++;
+      d.totalMs += event.durationMs;
+      d.maxMs = Math.max(d.maxMs, event.durationMs);
+      totals.durations[event.operation] = d;
+      if (event.operation === "prepareTurn") totals.requestTokens += event.tokens ?? 0;
+      break;
+    }
+    default:
+      break;
+  }
+}
+
 /**
  * Collects metrics from engine events: counts per event type, messages per compaction kind, tokens freed,
- * conflicts, errors and per-operation durations. Pass `collector.listener` in the engine's `events` option.
+ * conflicts, errors and per-operation durations, in all and per thread (the `maxThreads` most recently active,
+ * default 10,000). Pass `collector.listener` in the engine's `events` option.
  */
-export function createMetricsCollector(): MetricsCollector {
+export function createMetricsCollector(options: { readonly maxThreads?: number } = {}): MetricsCollector {
+  const maxThreads = options.maxThreads ?? 10_000;
   let totals = emptyTotals();
+  const perThread = new Map<string, Totals>();
   const listener: EngineListener = (event) => {
-    totals.events[event.type] = (totals.events[event.type] ?? 0) + 1;
-    switch (event.type) {
-      case "cleared":
-      case "summarized":
-      case "externalized":
-      case "dropped":
-        totals.messages[event.type] += event.messages;
-        break;
-      case "committed":
-        totals.tokensFreed += Math.max(0, event.tokensFreed);
-        break;
-      case "completed": {
-        const d = totals.durations[event.operation] ?? { count: 0, totalMs: 0, maxMs: 0 };
-        d.count++;
-        d.totalMs += event.durationMs;
-        d.maxMs = Math.max(d.maxMs, event.durationMs);
-        totals.durations[event.operation] = d;
-        if (event.operation === "prepareTurn") totals.requestTokens += event.tokens ?? 0;
-        break;
-      }
-      default:
-        break;
-    }
+    count(totals, event);
+    if (event.threadId === "") return;
+    const mine = perThread.get(event.threadId) ?? emptyTotals();
+    perThread.delete(event.threadId);
+    perThread.set(event.threadId, mine);
+    count(mine, event);
+    if (perThread.size > maxThreads) perThread.delete(perThread.keys().next().value!);
   };
   return {
     listener,
-    snapshot: () => snapshotOf(totals),
+    snapshot: (threadId?: string) =>
+      snapshotOf(threadId === undefined ? totals : (perThread.get(threadId) ?? emptyTotals())),
+    threads: () => Object.freeze([...perThread.keys()]),
     reset: () => {
       totals = emptyTotals();
+      perThread.clear();
     },
   };
 }
