@@ -14,6 +14,7 @@ import { createMessageCounter } from "../tokens/message-counter.js";
 import { lookupModel } from "../tokens/model-table.js";
 import { createTokenBudget, type TokenBudget, type TokenBudgetOptions } from "../tokens/token-budget.js";
 import { BackgroundRuns } from "./background-queue.js";
+import { SearchIndexer } from "./search-indexer.js";
 import { CalibrationCache } from "./calibration.js";
 import { reportError } from "./compaction-steps.js";
 import { type EngineCore, ThreadLocks } from "./engine-core.js";
@@ -180,6 +181,9 @@ export function createEngineCore(
     calibration: new CalibrationCache(options.stores.calls, settings.calibration, now),
     locks: new ThreadLocks(),
     jobs: new BackgroundRuns(),
+    indexer: new SearchIndexer(options.stores.log, (threadId, error) =>
+      reportError(core, "index", threadId, error),
+    ),
     now,
     newCallId: options.newCallId ?? (() => randomUUID()),
   };
