@@ -74,6 +74,7 @@ async function appendOnce(
     }
   }
   core.loader.remember(threadId, { log, plan: state.plan });
+  if (entries.length > 0) core.indexer.afterAppend(threadId);
   core.events.emit("appended", threadId, {
     messages: entries.length,
     logSeq: log.length,

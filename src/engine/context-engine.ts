@@ -80,7 +80,7 @@ export interface ContextEngine {
    * `content` as the call's result and append it like any tool result.
    */
   recall(threadId: string, request: RecallRequest): Promise<RecallResult>;
-  /** Resolves when no background run is in flight. */
+  /** Resolves when no background run, checkpoint write or search indexing is in flight. */
   idle(): Promise<void>;
 }
 
@@ -132,6 +132,7 @@ export function createEngine(options: ContextEngineOptions, makeLoader?: LoaderF
       // A background run's commit may make the loader write (a checkpoint), and a write never schedules a run.
       await core.jobs.idle();
       await core.loader.idle();
+      await core.indexer.idle();
     },
   });
 }

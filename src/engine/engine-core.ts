@@ -6,6 +6,7 @@ import type { BackgroundRuns } from "./background-queue.js";
 import type { CalibrationCache } from "./calibration.js";
 import type { EventSink } from "./engine-events.js";
 import type { EngineSettings } from "./engine-options.js";
+import type { SearchIndexer } from "./search-indexer.js";
 import type { StoredCounter } from "./stored-counter.js";
 import type { ThreadLoader } from "./thread-loader.js";
 
@@ -50,6 +51,8 @@ export interface EngineCore {
   readonly calibration: CalibrationCache;
   readonly locks: ThreadLocks;
   readonly jobs: BackgroundRuns;
+  /** Indexes threads for search in the background after appends. */
+  readonly indexer: SearchIndexer;
   readonly now: () => number;
   readonly newCallId: () => string;
 }

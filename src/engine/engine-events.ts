@@ -6,6 +6,7 @@ import type { StrategyCost } from "../strategies/strategy.js";
 export type EngineOperation =
   | "append"
   | "checkpoint"
+  | "index"
   | "prepareTurn"
   | "background"
   | "compact"

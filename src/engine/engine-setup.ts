@@ -19,6 +19,7 @@ import { reportError } from "./compaction-steps.js";
 import { type EngineCore, ThreadLocks } from "./engine-core.js";
 import { createEventSink } from "./engine-events.js";
 import { type ContextEngineOptions, type EngineSettings, parseEngineOptions } from "./engine-options.js";
+import { SearchIndexer } from "./search-indexer.js";
 import { createStoredCounter } from "./stored-counter.js";
 import { ThreadCache } from "./thread-cache.js";
 import { cachedLoader, type LoaderFactory } from "./thread-loader.js";
@@ -180,6 +181,9 @@ export function createEngineCore(
     calibration: new CalibrationCache(options.stores.calls, settings.calibration, now),
     locks: new ThreadLocks(),
     jobs: new BackgroundRuns(),
+    indexer: new SearchIndexer(options.stores.log, (threadId, error) =>
+      reportError(core, "index", threadId, error),
+    ),
     now,
     newCallId: options.newCallId ?? (() => randomUUID()),
   };

@@ -63,11 +63,18 @@ export interface LogStore {
   /**
    * Full-text search of the thread's messages (their text, tool-call names and arguments, tool-result content,
    * as `searchTextOf` makes words of them): the best matches of any of the query's words, best first, the later
-   * message first among equals. Kept in step with `append` (in its transaction). An empty or whitespace query is
-   * a `ValidationError`. Optional, so a store written before it still fits: the memory, SQLite and PostgreSQL
+   * message first among equals. `append` does not index: a search first indexes what the thread gained since
+   * it was last indexed (as `indexForSearch`), then answers over the whole thread. An empty or whitespace query
+   * is a `ValidationError`. Optional, so a store written before it still fits: the memory, SQLite and PostgreSQL
    * backends have it, and without it the engine searches the loaded log itself.
    */
   search?(threadId: string, query: string, options?: LogSearchOptions): Promise<ReadonlyArray<LogSearchHit>>;
+  /**
+   * Indexes the thread's messages appended since it was last indexed, up to its current length, each once
+   * however many callers race. The engine calls it in the background after an append, so a search rarely has
+   * anything left to index. Optional, with `search`.
+   */
+  indexForSearch?(threadId: string): Promise<void>;
 }
 
 /** The conflict raised when an append names a stale log length. */

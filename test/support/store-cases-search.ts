@@ -8,6 +8,7 @@ import type { StoreBackend, StoreOpener } from "./store-backends.js";
 import { rejection } from "./store-cases-log.js";
 import { createAtSchema, rawSql } from "./store-cases-plan.js";
 import { COUNTER } from "./store-fixtures.js";
+import type { StoreTarget } from "./store-target.js";
 
 /** A stored message of any role with the given parts. */
 function message(seq: number, id: string, parts: ReadonlyArray<Part>, role: Role = "user"): StoredMessage {
@@ -43,6 +44,42 @@ async function corpus(opener: StoreOpener): Promise<LogStore> {
 }
 
 const ids = (hits: ReadonlyArray<{ readonly messageId: string }>) => hits.map((h) => h.messageId);
+
+/** The thread's search progress mark as stored (0 without a row). */
+async function mark(target: StoreTarget, threadId: string): Promise<number> {
+  const [row] = await rawSql(
+    target,
+    "SELECT indexed_upto FROM {search_progress} WHERE thread_id = ?",
+    threadId,
+  );
+  return Number(row?.indexed_upto ?? 0);
+}
+
+/** Makes the database note every seq the search index receives, in table `index_log`. */
+async function logIndexing(target: StoreTarget): Promise<void> {
+  await rawSql(target, "CREATE TABLE {index_log} (seq integer NOT NULL)");
+  if (target.kind === "sqlite") {
+    await rawSql(
+      target,
+      `CREATE TRIGGER index_log AFTER INSERT ON message_search_docs
+       BEGIN INSERT INTO index_log VALUES (NEW.seq); END`,
+    );
+    return;
+  }
+  await rawSql(
+    target,
+    `CREATE FUNCTION {log_index}() RETURNS trigger LANGUAGE plpgsql AS $$
+     BEGIN INSERT INTO {index_log} VALUES (NEW.seq); RETURN NEW; END $$`,
+  );
+  await rawSql(
+    target,
+    "CREATE TRIGGER index_log AFTER UPDATE OF search ON {messages} FOR EACH ROW EXECUTE FUNCTION {log_index}()",
+  );
+}
+
+/** `n` messages from `from` on, each with its own word and a shared one. */
+const numbered = (from: number, n: number) =>
+  Array.from({ length: n }, (_, i) => say(from + i, `n${from + i}`, `shared word${from + i}`));
 
 /** `LogStore.search` cases: ranking, limit, seqs, threads, what is indexed, staying in step with appends. */
 export function searchCases(backend: StoreBackend, opener: StoreOpener, title: (t: string) => string): void {
@@ -136,36 +173,84 @@ export function searchCases(backend: StoreBackend, opener: StoreOpener, title: (
     await rejection(log.search!("", "parser"), ValidationError);
   });
 
+  it(
+    title("append leaves the search progress where it was; search and indexForSearch bring it up"),
+    async () => {
+      const { stores, target } = await opener.fresh();
+      const log = stores.log;
+      await log.append("t1", 0, numbered(0, 3));
+      if (backend.durable) expect(await mark(target, "t1")).toBe(0);
+      expect(ids(await log.search!("t1", "word2"))).toEqual(["n2"]);
+      if (backend.durable) expect(await mark(target, "t1")).toBe(3);
+      await log.append("t1", 3, numbered(3, 2));
+      if (backend.durable) expect(await mark(target, "t1")).toBe(3);
+      expect(ids(await log.search!("t1", "word4 word0"))).toHaveLength(2);
+      expect(ids(await log.search!("t1", "shared", { limit: 10 }))).toHaveLength(5);
+      await log.append("t1", 5, numbered(5, 600));
+      await log.indexForSearch!("t1");
+      if (backend.durable) expect(await mark(target, "t1")).toBe(605);
+      expect(ids(await log.search!("t1", "word604"))).toEqual(["n604"]);
+      await log.indexForSearch!("unknown");
+      await rejection(log.indexForSearch!(""), ValidationError);
+    },
+  );
+
   if (backend.durable) {
-    it(title("messages stored before the search index are indexed when the schema is migrated"), async () => {
-      const target = backend.newTarget();
-      await createAtSchema(target, 4);
-      const rows: Array<[string, StoredMessage]> = [
-        ["t1", say(0, "old", "stored before the index existed")],
-        ["t1", say(1, "x", "…")],
-        ["t2", say(0, "other", "indexed in another thread")],
-      ];
-      for (const [threadId, { message, tokens }] of rows) {
-        const values = [threadId, message.seq, message.id, JSON.stringify(message), JSON.stringify(tokens)];
+    it(title("concurrent searches and an append index each seq once"), async () => {
+      const { stores, target } = await opener.fresh();
+      await logIndexing(target);
+      // The first search creates the thread's progress row; the racers below contend on it.
+      await stores.log.append("t1", 0, numbered(0, 10));
+      expect(ids(await stores.log.search!("t1", "word9"))).toEqual(["n9"]);
+      await stores.log.append("t1", 10, numbered(10, 1_190));
+      const [a, b, c] = [await opener.at(target), await opener.at(target), await opener.at(target)];
+      const searched = await Promise.all([
+        a.log.search!("t1", "word1199"),
+        b.log.search!("t1", "word0"),
+        c.log.append("t1", 1_200, numbered(1_200, 300)),
+        a.log.indexForSearch!("t1"),
+      ]);
+      expect([ids(searched[0]), ids(searched[1])]).toEqual([["n1199"], ["n0"]]);
+      expect(ids(await b.log.search!("t1", "word1499"))).toEqual(["n1499"]);
+      const [row] = await rawSql(target, "SELECT count(*) AS n, count(DISTINCT seq) AS d FROM {index_log}");
+      expect([Number(row?.n), Number(row?.d)]).toEqual([1_500, 1_500]);
+      expect(await mark(target, "t1")).toBe(1_500);
+    });
+
+    it(
+      title("messages stored before the search index are indexed by the first search after migrating"),
+      async () => {
+        const target = backend.newTarget();
+        await createAtSchema(target, 4);
+        const rows: Array<[string, StoredMessage]> = [
+          ["t1", say(0, "old", "stored before the index existed")],
+          ["t1", say(1, "x", "…")],
+          ["t2", say(0, "other", "indexed in another thread")],
+        ];
+        for (const [threadId, { message, tokens }] of rows) {
+          const values = [threadId, message.seq, message.id, JSON.stringify(message), JSON.stringify(tokens)];
+          await rawSql(
+            target,
+            "INSERT INTO {messages} (thread_id, seq, message_id, body, tokens) VALUES (?, ?, ?, ?, ?)",
+            ...values,
+          );
+        }
         await rawSql(
           target,
-          "INSERT INTO {messages} (thread_id, seq, message_id, body, tokens) VALUES (?, ?, ?, ?, ?)",
-          ...values,
+          "INSERT INTO {threads} (thread_id, log_length) VALUES (?, ?), (?, ?)",
+          "t1",
+          2,
+          "t2",
+          1,
         );
-      }
-      await rawSql(
-        target,
-        "INSERT INTO {threads} (thread_id, log_length) VALUES (?, ?), (?, ?)",
-        "t1",
-        2,
-        "t2",
-        1,
-      );
-      const migrated = await opener.at(target);
-      expect(ids(await migrated.log.search!("t1", "index existed"))).toEqual(["old"]);
-      expect(ids(await migrated.log.search!("t2", "indexed"))).toEqual(["other"]);
-      await migrated.log.append("t1", 2, [say(2, "new", "appended after the index existed")]);
-      expect(ids(await migrated.log.search!("t1", "appended index"))).toEqual(["new", "old"]);
-    });
+        const migrated = await opener.at(target);
+        expect(await mark(target, "t1")).toBe(0);
+        expect(ids(await migrated.log.search!("t1", "index existed"))).toEqual(["old"]);
+        expect(await mark(target, "t1")).toBe(2);
+        expect(ids(await migrated.log.search!("t2", "indexed"))).toEqual(["other"]);
+        await migrated.log.append("t1", 2, [say(2, "new", "appended after the index existed")]);
+        expect(ids(await migrated.log.search!("t1", "appended index"))).toEqual(["new", "old"]);
+      },
+    );
   }
 }

@@ -21,6 +21,8 @@ interface ThreadEntries {
   readonly entries: StoredMessage[];
   readonly seqById: Map<string, number>;
   readonly index: SearchIndex;
+  /** The messages below this seq are in `index`; the rest are indexed by the next search. */
+  indexed: number;
 }
 
 /**
@@ -42,6 +44,7 @@ export function createMemoryLogStore(): LogStore {
       entries: [],
       seqById: new Map<string, number>(),
       index: new SearchIndex(),
+      indexed: 0,
     };
     if (thread.entries.length !== expectedSeq)
       throw logConflict(threadId, expectedSeq, thread.entries.length);
@@ -55,10 +58,20 @@ export function createMemoryLogStore(): LogStore {
         tokens: Object.freeze({ ...entry.tokens }),
       });
       thread.seqById.set(frozen.message.id, thread.entries.length);
-      thread.index.add(thread.entries.length, frozen.message.id, searchTextOf(frozen.message));
       thread.entries.push(frozen);
     }
     if (batch.length > 0) threads.set(threadId, thread);
+  }
+
+  /** Indexes the thread's messages appended since its last search, as the SQL backends do. */
+  function catchUp(threadId: string): ThreadEntries | undefined {
+    const thread = threadOf(threadId);
+    if (thread === undefined) return undefined;
+    for (; thread.indexed < thread.entries.length; thread.indexed++) {
+      const { message } = thread.entries[thread.indexed]!;
+      thread.index.add(message.seq, message.id, searchTextOf(message));
+    }
+    return thread;
   }
 
   function read(threadId: string, fromSeq = 0, toSeq?: number): ReadonlyArray<StoredMessage> {
@@ -114,7 +127,11 @@ export function createMemoryLogStore(): LogStore {
     threads: async () => Object.freeze([...threads.keys()].sort()),
     search: async (threadId: string, query: string, options?: LogSearchOptions) => {
       const args = checkSearchArguments(threadId, query, options);
-      return Object.freeze([...(threadOf(threadId)?.index.search(args) ?? [])]);
+      return Object.freeze([...(catchUp(threadId)?.index.search(args) ?? [])]);
+    },
+    indexForSearch: async (threadId: string) => {
+      checkThreadId(threadId);
+      catchUp(threadId);
     },
   });
 }

@@ -1,7 +1,7 @@
 import type { SqlDialect, SqlStatement, SqlWork } from "../sql/sql-dialect.js";
 import { type PgPool, type PgQueryable, pgInt, pgTransaction } from "./postgres-driver.js";
 
-/** Drives a transaction body on one client, awaiting each statement it yields (the dialect's, and migrations'). */
+/** Drives a transaction body on one client, awaiting each statement it yields (the dialect's transactions). */
 export async function drivePg<T>(client: PgQueryable, work: SqlWork<T>): Promise<T> {
   let step = work.next();
   while (!step.done) {

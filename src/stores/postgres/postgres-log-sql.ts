@@ -1,7 +1,7 @@
 import type { SeqRange, StoredMessage } from "../log-store.js";
 import { statement } from "../sql/sql-dialect.js";
 import type { LogSql } from "../sql/sql-log-store.js";
-import type { BackfillCursor, SearchBackfillSql, SearchDoc } from "../sql/sql-search-backfill.js";
+import type { SearchDoc, SearchSql } from "../sql/sql-search-catchup.js";
 import type { ThreadSql } from "../sql/sql-threads.js";
 
 // Rows per INSERT: keeps one statement's parameters to a few MB even for a 100k-message import.
@@ -58,28 +58,55 @@ function searchStatement(s: string) {
 }
 
 /**
- * PostgreSQL's statements on `messages` in schema `s` (quoted): a batch is inserted from arrays in chunks with
- * each message's `tsvector` (the `simple` configuration: the words are made already, it only splits them on
- * spaces), and ranges are read in one statement.
+ * PostgreSQL's search index and progress marks in schema `s` (quoted). A catch-up creates the thread's progress
+ * row when missing and locks it `FOR UPDATE`, so catch-ups of one thread queue on the row (appends lock the
+ * thread's row, not this one) and each reads the mark its predecessor committed. A page's words become each
+ * message's `tsvector` in one statement (the `simple` configuration only splits the words made already).
+ */
+export function postgresSearchSql(s: string): SearchSql {
+  const mark = `SELECT indexed_upto FROM ${s}.search_progress WHERE thread_id = $1`;
+  return Object.freeze({
+    indexed: (threadId: string) => statement(mark, [threadId]),
+    lock: (threadId: string) => [
+      statement(`INSERT INTO ${s}.search_progress (thread_id) VALUES ($1) ON CONFLICT DO NOTHING`, [
+        threadId,
+      ]),
+    ],
+    locked: (threadId: string) => statement(`${mark} FOR UPDATE`, [threadId]),
+    setIndexed: (threadId: string, upto: number) =>
+      statement(`UPDATE ${s}.search_progress SET indexed_upto = $2 WHERE thread_id = $1`, [threadId, upto]),
+    page: (threadId: string, from: number, to: number) =>
+      statement(
+        `SELECT seq, body FROM ${s}.messages WHERE thread_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq`,
+        [threadId, clamp(from), clamp(to)],
+      ),
+    index: (threadId: string, docs: ReadonlyArray<SearchDoc>) => [
+      statement(
+        `UPDATE ${s}.messages m SET search = to_tsvector('simple', u.words)
+         FROM unnest($2::int[], $3::text[]) AS u(seq, words)
+         WHERE m.thread_id = $1 AND m.seq = u.seq`,
+        [threadId, docs.map((d) => d.seq), docs.map((d) => d.text)],
+      ),
+    ],
+  });
+}
+
+/**
+ * PostgreSQL's statements on `messages` in schema `s` (quoted): a batch is inserted from arrays in chunks, and
+ * ranges are read in one statement.
  */
 export function postgresLogSql(s: string): LogSql {
-  const insertChunk = (
-    threadId: string,
-    chunk: ReadonlyArray<StoredMessage>,
-    search: ReadonlyArray<string>,
-  ) =>
+  const insertChunk = (threadId: string, chunk: ReadonlyArray<StoredMessage>) =>
     statement(
-      `INSERT INTO ${s}.messages (thread_id, seq, message_id, body, tokens, search)
-       SELECT $1, u.seq, u.id, u.body, u.tokens::jsonb, to_tsvector('simple', nullif(u.search, ''))
-       FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[])
-         AS u(seq, id, body, tokens, search)`,
+      `INSERT INTO ${s}.messages (thread_id, seq, message_id, body, tokens)
+       SELECT $1, u.seq, u.id, u.body, u.tokens::jsonb
+       FROM unnest($2::int[], $3::text[], $4::text[], $5::text[]) AS u(seq, id, body, tokens)`,
       [
         threadId,
         chunk.map((e) => e.message.seq),
         chunk.map((e) => e.message.id),
         chunk.map((e) => JSON.stringify(e.message)),
         chunk.map((e) => JSON.stringify(e.tokens)),
-        search,
       ],
     );
   const rangesStatement = (threadId: string, ranges: ReadonlyArray<SeqRange>) => {
@@ -103,10 +130,11 @@ export function postgresLogSql(s: string): LogSql {
   };
   return Object.freeze({
     threads: postgresThreadSql(s),
-    insert: (threadId: string, batch: ReadonlyArray<StoredMessage>, search: ReadonlyArray<string>) => {
+    searchIndex: postgresSearchSql(s),
+    insert: (threadId: string, batch: ReadonlyArray<StoredMessage>) => {
       const out = [];
       for (let i = 0; i < batch.length; i += CHUNK)
-        out.push(insertChunk(threadId, batch.slice(i, i + CHUNK), search.slice(i, i + CHUNK)));
+        out.push(insertChunk(threadId, batch.slice(i, i + CHUNK)));
       return out;
     },
     ranges: (threadId: string, ranges: ReadonlyArray<SeqRange>) => [rangesStatement(threadId, ranges)],
@@ -122,27 +150,5 @@ export function postgresLogSql(s: string): LogSql {
         tokens,
       ]),
     search: searchStatement(s),
-  });
-}
-
-/** PostgreSQL's statements for indexing the messages stored before the search column (migration 5). */
-export function postgresSearchBackfillSql(s: string): SearchBackfillSql {
-  return Object.freeze({
-    page: (after: BackfillCursor | undefined, size: number) =>
-      after === undefined
-        ? statement(`SELECT thread_id, seq, body FROM ${s}.messages ORDER BY thread_id, seq LIMIT $1`, [size])
-        : statement(
-            `SELECT thread_id, seq, body FROM ${s}.messages WHERE (thread_id, seq) > ($1, $2)
-             ORDER BY thread_id, seq LIMIT $3`,
-            [after.threadId, after.seq, size],
-          ),
-    index: (threadId: string, docs: ReadonlyArray<SearchDoc>) => [
-      statement(
-        `UPDATE ${s}.messages m SET search = to_tsvector('simple', u.words)
-         FROM unnest($2::int[], $3::text[]) AS u(seq, words)
-         WHERE m.thread_id = $1 AND m.seq = u.seq`,
-        [threadId, docs.map((d) => d.seq), docs.map((d) => d.text)],
-      ),
-    ],
   });
 }

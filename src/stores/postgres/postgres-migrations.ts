@@ -1,16 +1,11 @@
 import { StoreUnavailableError } from "../../errors/ledger-error.js";
-import { backfillSearch } from "../sql/sql-search-backfill.js";
-import { drivePg } from "./postgres-dialect.js";
-import { type PgPool, type PgQueryable, pgInt, pgTransaction, quoteSchema } from "./postgres-driver.js";
-import { postgresSearchBackfillSql } from "./postgres-log-sql.js";
+import { type PgPool, pgInt, pgTransaction, quoteSchema } from "./postgres-driver.js";
 
 /** One numbered schema change; `sql` receives the quoted schema name. */
 export interface PostgresMigration {
   readonly version: number;
   readonly name: string;
   sql(schema: string): string;
-  /** Fills what the SQL created from the rows already stored, in the migration's transaction. */
-  backfill?(client: PgQueryable, schema: string): Promise<void>;
 }
 
 /**
@@ -105,17 +100,18 @@ export const POSTGRES_MIGRATIONS: ReadonlyArray<PostgresMigration> = Object.free
   },
   {
     // Full-text search of the log (`LogStore.search`): each message's words as a `tsvector` (NULL without any),
-    // with a GIN index. Words are made in TypeScript (`searchTextOf`) for every backend alike, so the messages
-    // already stored are indexed by the backfill rather than by SQL.
+    // with a GIN index. Appends do not index: a search first indexes a thread from its mark in `search_progress`
+    // to its length (words made in TypeScript, `searchTextOf`), so the messages already stored need no backfill.
     version: 5,
     name: "message search",
     sql: (s: string) => `
       ALTER TABLE ${s}.messages ADD COLUMN search tsvector;
       CREATE INDEX messages_search ON ${s}.messages USING gin (search);
+      CREATE TABLE ${s}.search_progress (
+        thread_id text PRIMARY KEY,
+        indexed_upto integer NOT NULL DEFAULT 0
+      );
     `,
-    backfill: async (client: PgQueryable, s: string) => {
-      await drivePg(client, backfillSearch(postgresSearchBackfillSql(s), pgInt));
-    },
   },
 ]);
 
@@ -149,7 +145,6 @@ export async function migratePostgres(
     for (const migration of migrations) {
       if (migration.version <= current) continue;
       await client.query(migration.sql(s));
-      await migration.backfill?.(client, s);
       await client.query(`INSERT INTO ${s}.schema_migrations (version, name) VALUES ($1, $2)`, [
         migration.version,
         migration.name,

@@ -1,4 +1,4 @@
-import { checkSearchArguments, searchTextOf } from "../log-search.js";
+import { checkSearchArguments } from "../log-search.js";
 import {
   checkAppendBatch,
   checkReadArguments,
@@ -26,6 +26,7 @@ import {
   type SqlWork,
   storeOperations,
 } from "./sql-dialect.js";
+import { catchUpSearch, markOf, type SearchSql } from "./sql-search-catchup.js";
 import { lockThread, type ThreadSql, threadVersions } from "./sql-threads.js";
 
 /**
@@ -34,15 +35,10 @@ import { lockThread, type ThreadSql, threadVersions } from "./sql-threads.js";
  */
 export interface LogSql {
   readonly threads: ThreadSql;
-  /**
-   * Inserts a batch (already checked, seqs continuing the thread) in as many statements as the dialect likes,
-   * and indexes `search[i]`, the words of `batch[i]` joined by spaces (`searchTextOf`; `""`: nothing to index).
-   */
-  insert(
-    threadId: string,
-    batch: ReadonlyArray<StoredMessage>,
-    search: ReadonlyArray<string>,
-  ): ReadonlyArray<SqlStatement>;
+  /** The search index's statements and its progress mark per thread. */
+  readonly searchIndex: SearchSql;
+  /** Inserts a batch (already checked, seqs continuing the thread) in as many statements as the dialect likes. */
+  insert(threadId: string, batch: ReadonlyArray<StoredMessage>): ReadonlyArray<SqlStatement>;
   /**
    * The thread's messages holding any of `terms` (words as `searchWords` makes them), best first and the later
    * message first among equals, at most `limit`, only among `seqs` when given (never empty): rows carry `seq`,
@@ -66,7 +62,8 @@ export interface LogSql {
  * The `LogStore` on a SQL database. An append locks the thread (`ThreadSql.lock`), checks its length and the
  * batch's ids, inserts the batch and bumps the length in one write transaction: concurrent writers on any
  * machine serialize per thread, a stale one gets `VersionConflictError`, and a writer that dies mid-append leaves
- * nothing of the batch.
+ * nothing of the batch. Appends do not index: a search (or `indexForSearch`) first indexes what was appended
+ * since the thread's progress mark (`catchUpSearch`), since searches are rare and appends come every turn.
  *
  * @example
  * const log = createSqlLogStore(sqliteDialect(db), sqliteLogSql); // db already migrated
@@ -85,7 +82,6 @@ export function createSqlLogStore(dialect: SqlDialect, sql: LogSql): LogStore {
     threadId: string,
     expectedSeq: number,
     batch: ReadonlyArray<StoredMessage>,
-    search: ReadonlyArray<string>,
   ): SqlWork<void> {
     const { logLength } = yield* lockThread(dialect, sql.threads, threadId);
     if (logLength !== expectedSeq) throw logConflict(threadId, expectedSeq, logLength);
@@ -93,15 +89,24 @@ export function createSqlLogStore(dialect: SqlDialect, sql: LogSql): LogStore {
     const taken = seqsFromRows(yield* all(sql.seqsOf(threadId, ids)));
     const first = batch.find((e) => taken.has(e.message.id));
     if (first !== undefined) throw duplicateIdError(threadId, first.message.id);
-    yield* runAll(sql.insert(threadId, batch, search));
+    yield* runAll(sql.insert(threadId, batch));
     if (batch.length > 0) yield* run(sql.threads.setLogLength(threadId, expectedSeq + batch.length));
   }
 
   async function append(threadId: string, expectedSeq: number, batch: ReadonlyArray<StoredMessage>) {
     checkAppendBatch(threadId, expectedSeq, batch);
-    // Words are made before the transaction: SQLite holds its write lock for as short a time as it can.
-    const search = batch.map((e) => searchTextOf(e.message));
-    await dialect.transaction(() => insert(threadId, expectedSeq, batch, search));
+    await dialect.transaction(() => insert(threadId, expectedSeq, batch));
+  }
+
+  /**
+   * Indexes what the thread holds beyond its mark. The length and the mark are read first, outside a
+   * transaction, so a search of an indexed thread takes no write lock; every message below a committed length is
+   * committed too, since an append writes both in one transaction.
+   */
+  async function catchUp(threadId: string): Promise<void> {
+    const { logLength } = await threadVersions(dialect, sql.threads, threadId);
+    if (markOf(await dialect.all(sql.searchIndex.indexed(threadId)), dialect.int) >= logLength) return;
+    await dialect.transaction(() => catchUpSearch(sql.searchIndex, dialect.int, threadId, logLength));
   }
 
   async function readMerged(threadId: string, merged: ReadonlyArray<SeqRange>) {
@@ -122,6 +127,7 @@ export function createSqlLogStore(dialect: SqlDialect, sql: LogSql): LogStore {
   async function search(threadId: string, query: string, options?: LogSearchOptions) {
     const { terms, limit, seqs } = checkSearchArguments(threadId, query, options);
     if (terms.length === 0 || seqs?.length === 0) return Object.freeze([]);
+    await catchUp(threadId);
     const rows = await dialect.all(sql.search(threadId, terms, limit, seqs));
     return Object.freeze(
       rows.map(
@@ -174,5 +180,10 @@ export function createSqlLogStore(dialect: SqlDialect, sql: LogSql): LogStore {
       }),
     search: (threadId: string, query: string, options?: LogSearchOptions) =>
       op("search", threadId, () => search(threadId, query, options)),
+    indexForSearch: (threadId: string) =>
+      op("indexForSearch", threadId, async () => {
+        checkThreadId(threadId);
+        await catchUp(threadId);
+      }),
   });
 }

@@ -37,7 +37,7 @@ export interface SqliteStatements {
   drive<T>(work: SqlWork<T>): T;
 }
 
-/** Runs statements and transaction bodies on `db` synchronously (for the dialect and for migrations). */
+/** Runs statements and transaction bodies on `db` synchronously (for the dialect). */
 export function sqliteStatements(db: SqliteDatabase): SqliteStatements {
   const prepared = new Map<string, SqliteStatement>();
   const prepare = (text: string): SqliteStatement => {

@@ -1,7 +1,7 @@
 import type { StoredMessage } from "../log-store.js";
 import { statement } from "../sql/sql-dialect.js";
 import type { LogSql } from "../sql/sql-log-store.js";
-import type { SearchBackfillSql, SearchDoc } from "../sql/sql-search-backfill.js";
+import type { SearchDoc, SearchSql } from "../sql/sql-search-catchup.js";
 import type { ThreadSql } from "../sql/sql-threads.js";
 
 /**
@@ -71,21 +71,39 @@ function searchStatement(
   );
 }
 
+const MARK = "SELECT indexed_upto FROM search_progress WHERE thread_id = ?";
+
 /**
- * SQLite's statements on `messages`: one prepared insert per message (and two more per message with words, for
- * the search index, in the same transaction), one range scan per range.
+ * SQLite's search index and progress marks. A catch-up runs in `BEGIN IMMEDIATE`, which holds the database's
+ * write lock, so reading the mark locks it already.
  */
+export const sqliteSearchSql: SearchSql = Object.freeze({
+  indexed: (threadId: string) => statement(MARK, [threadId]),
+  lock: () => [],
+  locked: (threadId: string) => statement(MARK, [threadId]),
+  setIndexed: (threadId: string, upto: number) =>
+    statement(
+      `INSERT INTO search_progress (thread_id, indexed_upto) VALUES (?, ?)
+       ON CONFLICT (thread_id) DO UPDATE SET indexed_upto = excluded.indexed_upto`,
+      [threadId, upto],
+    ),
+  page: (threadId: string, from: number, to: number) =>
+    statement("SELECT seq, body FROM messages WHERE thread_id = ? AND seq >= ? AND seq < ? ORDER BY seq", [
+      threadId,
+      from,
+      to,
+    ]),
+  index: indexStatements,
+});
+
+/** SQLite's statements on `messages`: one prepared insert per message, one range scan per range. */
 export const sqliteLogSql: LogSql = Object.freeze({
   threads: sqliteThreadSql,
-  insert: (threadId: string, batch: ReadonlyArray<StoredMessage>, search: ReadonlyArray<string>) => [
-    ...batch.map(({ message, tokens }) =>
+  searchIndex: sqliteSearchSql,
+  insert: (threadId: string, batch: ReadonlyArray<StoredMessage>) =>
+    batch.map(({ message, tokens }) =>
       statement(INSERT, [threadId, message.seq, message.id, JSON.stringify(message), JSON.stringify(tokens)]),
     ),
-    ...indexStatements(
-      threadId,
-      batch.map((e, i) => ({ seq: e.message.seq, text: search[i] ?? "" })).filter((d) => d.text !== ""),
-    ),
-  ],
   ranges: (threadId: string, ranges: ReadonlyArray<{ from: number; to: number }>) =>
     ranges.map((r) => statement(RANGE, [threadId, r.from, r.to])),
   seqsOf: (threadId: string, ids: ReadonlyArray<string>) =>
@@ -101,17 +119,4 @@ export const sqliteLogSql: LogSql = Object.freeze({
       seq,
     ]),
   search: searchStatement,
-});
-
-/** SQLite's statements for indexing the messages stored before the search index (migration 5). */
-export const sqliteSearchBackfillSql: SearchBackfillSql = Object.freeze({
-  page: (after: { threadId: string; seq: number } | undefined, size: number) =>
-    after === undefined
-      ? statement("SELECT thread_id, seq, body FROM messages ORDER BY thread_id, seq LIMIT ?", [size])
-      : statement(
-          `SELECT thread_id, seq, body FROM messages WHERE (thread_id, seq) > (?, ?)
-           ORDER BY thread_id, seq LIMIT ?`,
-          [after.threadId, after.seq, size],
-        ),
-  index: indexStatements,
 });

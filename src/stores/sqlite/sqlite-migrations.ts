@@ -1,16 +1,11 @@
 import { StoreUnavailableError } from "../../errors/ledger-error.js";
-import { backfillSearch } from "../sql/sql-search-backfill.js";
-import { sqliteStatements } from "./sqlite-dialect.js";
 import { immediateTransaction, intColumn, type SqliteDatabase } from "./sqlite-driver.js";
-import { sqliteSearchBackfillSql } from "./sqlite-log-sql.js";
 
-/** One numbered schema change: its SQL, then (when the change needs the rows rewritten) its backfill. */
+/** One numbered schema change. */
 export interface SqliteMigration {
   readonly version: number;
   readonly name: string;
   readonly sql: string;
-  /** Fills what the SQL created from the rows already stored, in the migration's transaction. */
-  readonly backfill?: (db: SqliteDatabase) => void;
 }
 
 /**
@@ -106,8 +101,8 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<SqliteMigration> = Object.freeze([
   {
     // Full-text search of the log (`LogStore.search`). `messages` has no rowid, so each indexed message gets one
     // in `message_search_docs`; the FTS5 table is contentless (its words are in the index, not stored again).
-    // Words are made in TypeScript (`searchTextOf`) for every backend alike, so the messages already stored are
-    // indexed by the backfill rather than by SQL.
+    // Appends do not index: a search first indexes a thread from its mark in `search_progress` to its length
+    // (words made in TypeScript, `searchTextOf`), so the messages already stored need no backfill here.
     version: 5,
     name: "message search",
     sql: `
@@ -118,10 +113,11 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<SqliteMigration> = Object.freeze([
         UNIQUE (thread_id, seq)
       );
       CREATE VIRTUAL TABLE message_search USING fts5(words, content = '', tokenize = 'unicode61');
+      CREATE TABLE search_progress (
+        thread_id TEXT PRIMARY KEY,
+        indexed_upto INTEGER NOT NULL DEFAULT 0
+      ) WITHOUT ROWID;
     `,
-    backfill: (db) => {
-      sqliteStatements(db).drive(backfillSearch(sqliteSearchBackfillSql, intColumn));
-    },
   },
 ]);
 
@@ -154,7 +150,6 @@ export function migrateSqlite(
     for (const migration of migrations) {
       if (migration.version <= current) continue;
       db.exec(migration.sql);
-      migration.backfill?.(db);
       record.run(migration.version, migration.name, new Date().toISOString());
     }
     return newest;
