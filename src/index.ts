@@ -274,7 +274,8 @@ export { createTruncation, truncationOptionsSchema } from "./strategies/truncati
 export type { WindowTrigger } from "./strategies/window-trigger.js";
 export { windowTriggerSchema } from "./strategies/window-trigger.js";
 
-export { RENDER_FORMAT_VERSION } from "./texts/placeholders.js";
+export type { RenderFormatVersion } from "./texts/placeholders.js";
+export { RENDER_FORMAT_VERSION, RENDER_FORMAT_VERSIONS } from "./texts/placeholders.js";
 export type { ExcerptOptions, Omitted, TextExcerpt } from "./texts/text-excerpt.js";
 export { estimateTokens, excerptText, omissionMarker, textTokenCounter } from "./texts/text-excerpt.js";
 

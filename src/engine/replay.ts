@@ -10,7 +10,7 @@ import {
 import { renderPrompt } from "../render/render-prompt.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
 import type { ModelCallRecord } from "../stores/model-call-store.js";
-import { RENDER_FORMAT_VERSION } from "../texts/placeholders.js";
+import { RENDER_FORMAT_VERSION, RENDER_FORMAT_VERSIONS } from "../texts/placeholders.js";
 import { loadTurnInputs } from "./call-record.js";
 import { observed } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
@@ -100,6 +100,12 @@ async function replayRecord(core: EngineCore, record: ModelCallRecord): Promise<
   let prompt: RenderedPrompt;
   try {
     prompt = renderPrompt(stored.log, plan, { counter: core.counter, ...inputs });
+    // A call recorded under an earlier render format (its texts changed since) renders in that format.
+    for (const formatVersion of RENDER_FORMAT_VERSIONS.slice(1)) {
+      if (prompt.hash === record.requestHash || stored.problems.length > 0) break;
+      const earlier = renderPrompt(stored.log, plan, { counter: core.counter, ...inputs, formatVersion });
+      if (earlier.hash === record.requestHash) prompt = earlier;
+    }
   } catch (error) {
     return fail(`the stored log and plan no longer render: ${messageOf(error)}`, stored.problems);
   }

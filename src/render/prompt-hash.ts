@@ -4,7 +4,7 @@ import { deepFreeze } from "../log/deep-freeze.js";
 import type { LogView } from "../log/log-view.js";
 import type { Part, Role } from "../log/message.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
-import { RENDER_FORMAT_VERSION } from "../texts/placeholders.js";
+import { RENDER_FORMAT_VERSION, type RenderFormatVersion } from "../texts/placeholders.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
 import type { Provenance, RenderedMessage, RenderedPrompt } from "./rendered-prompt.js";
 
@@ -103,7 +103,16 @@ export function makeRendered(
   return deepFreeze({ role, parts, provenance, tokens, contentHash: digest });
 }
 
-const VERSION_LINE = Buffer.from(`${RENDER_FORMAT_VERSION}\n`, "utf8");
+const versionLines = new Map<string, Buffer>();
+
+function versionLine(version: RenderFormatVersion): Buffer {
+  let line = versionLines.get(version);
+  if (line === undefined) {
+    line = Buffer.from(`${version}\n`, "utf8");
+    versionLines.set(version, line);
+  }
+  return line;
+}
 
 /** Leading tokens of `current` that are identical, message for message, to `previous`. */
 export function unchangedLeadingTokens(
@@ -136,9 +145,12 @@ export function stablePrefixEnd(messages: ReadonlyArray<RenderedMessage>): numbe
  * equal hashes. Content hashes are computed once when a message is rendered (they key the token cache too), so
  * hashing a prompt never re-reads message text.
  */
-export function hashRendered(messages: ReadonlyArray<RenderedMessage>): string {
+export function hashRendered(
+  messages: ReadonlyArray<RenderedMessage>,
+  version: RenderFormatVersion = RENDER_FORMAT_VERSION,
+): string {
   const chunks = new Array<Buffer>(messages.length + 1);
-  chunks[0] = VERSION_LINE;
+  chunks[0] = versionLine(version);
   for (let i = 0; i < messages.length; i++) chunks[i + 1] = hashLine(messages[i]!);
   return hash("sha256", Buffer.concat(chunks), "hex");
 }
@@ -148,7 +160,11 @@ export function finishPrompt(
   log: LogView,
   plan: CompactionPlan,
   messages: ReadonlyArray<RenderedMessage>,
-  options: { readonly counter: MessageCounter; readonly previous?: RenderedPrompt },
+  options: {
+    readonly counter: MessageCounter;
+    readonly previous?: RenderedPrompt;
+    readonly formatVersion?: RenderFormatVersion;
+  },
 ): RenderedPrompt {
   let tokenCount = options.counter.requestOverhead;
   for (const m of messages) tokenCount += m.tokens;
@@ -162,7 +178,7 @@ export function finishPrompt(
     planVersion: plan.version,
     logSeq: log.length,
     get hash() {
-      hash ??= hashRendered(frozen);
+      hash ??= hashRendered(frozen, options.formatVersion);
       return hash;
     },
     counterId: options.counter.id,

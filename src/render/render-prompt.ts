@@ -9,6 +9,8 @@ import {
   type PendingStub,
   pendingStub,
   pointerText,
+  RENDER_FORMAT_VERSION,
+  type RenderFormatVersion,
   rehydratedText,
   summaryText,
 } from "../texts/placeholders.js";
@@ -48,6 +50,11 @@ export interface RenderOptions {
   readonly previous?: RenderedPrompt;
   /** Validate the plan against the log first (default true). Turn off only for plans validated already. */
   readonly validatePlan?: boolean;
+  /**
+   * The texts and hash of an earlier render format (default: the current one), so replay can verify a call
+   * recorded under it.
+   */
+  readonly formatVersion?: RenderFormatVersion;
 }
 
 interface MemoEntry {
@@ -240,8 +247,10 @@ class RenderContext {
     const action = this.resolved.plan.actions[actionIndex]!;
     if (action.kind !== "summarize" && action.kind !== "externalize") return;
     const sources = spanSourcesOf(this.log, this.resolved, actionIndex);
+    // The memo holds current-format messages only: an earlier format's are rendered afresh (replay only).
+    const current = (this.options.formatVersion ?? RENDER_FORMAT_VERSION) === RENDER_FORMAT_VERSION;
     const memo = memoFor(syntheticMemoByCounter, this.options.counter);
-    const hit = memo.get(sources);
+    const hit = current ? memo.get(sources) : undefined;
     if (hit !== undefined && hit.action === action) {
       this.out.push(hit.rendered);
       return;
@@ -250,14 +259,14 @@ class RenderContext {
     const kind: Provenance["kind"] = summary ? "summary" : "pointer";
     const text = summary
       ? summaryText(action.record, sources.count)
-      : pointerText(action.record, sources.count);
+      : pointerText(action.record, sources.count, this.options.formatVersion);
     // A list seeded from a checkpoint stays unbuilt: the hash takes its digest, a reader of the ids builds it.
     const provenance =
       !sources.ready && sources.digest !== undefined && hashedAsDigest(sources.count)
         ? lazyProvenance(kind, sources.digest, () => sources.ids())
         : { kind, sourceIds: sources.ids(), synthetic: true };
     const rendered = makeRendered("assistant", [{ type: "text", text }], provenance, this.options.counter);
-    memo.set(sources, { action, rendered });
+    if (current) memo.set(sources, { action, rendered });
     this.out.push(rendered);
   }
 

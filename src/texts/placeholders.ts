@@ -3,8 +3,18 @@ import type { LogView } from "../log/log-view.js";
 import type { Message, Part, ToolResultPart } from "../log/message.js";
 import type { ClearRecord, ExternalizationRecord, SummarizationRecord } from "../plan/compaction-plan.js";
 
-/** Version of the placeholder and synthetic-message texts; part of every render hash. */
-export const RENDER_FORMAT_VERSION = "cl-render/3";
+/**
+ * Versions of the placeholder and synthetic-message texts, newest first; the version is part of every render hash.
+ * `cl-render/4`: a pointer tells the model to call `recall` with the artifact id (or to name it). The renderer can
+ * still render the versions listed, so replay verifies calls recorded under them.
+ */
+export const RENDER_FORMAT_VERSIONS = ["cl-render/4", "cl-render/3"] as const;
+
+/** A render format version the renderer can produce. */
+export type RenderFormatVersion = (typeof RENDER_FORMAT_VERSIONS)[number];
+
+/** The version new renders use. */
+export const RENDER_FORMAT_VERSION: RenderFormatVersion = RENDER_FORMAT_VERSIONS[0];
 
 /** A human-readable size: `812 chars`, `48 KB`, `1.2 MB` (characters, 1 KB = 1024). */
 export function formatSize(chars: number): string {
@@ -98,11 +108,20 @@ export function summaryText(record: SummarizationRecord, messageCount: number): 
 }
 
 /** The text of the synthetic message standing for an externalized span. */
-export function pointerText(record: ExternalizationRecord, messageCount: number): string {
+export function pointerText(
+  record: ExternalizationRecord,
+  messageCount: number,
+  version: RenderFormatVersion = RENDER_FORMAT_VERSION,
+): string {
   const size = record.sizeChars === undefined ? "" : `, ${formatSize(record.sizeChars)}`;
   const head = `[Externalized: ${messageCount} message${messageCount === 1 ? "" : "s"} stored as artifact ${record.artifactId}${size}]`;
   const body = record.summary === "" ? "" : `\n${record.summary}`;
-  return `${head}${body}\n(Reference artifact ${record.artifactId} to bring the full content back.)`;
+  const id = record.artifactId;
+  const hint =
+    version === "cl-render/3"
+      ? `(Reference artifact ${id} to bring the full content back.)`
+      : `(To see the full content, call the recall tool with artifactId "${id}", or name ${id} in your reply.)`;
+  return `${head}${body}\n${hint}`;
 }
 
 /** The body of a stub result for a call that has no result yet. */
