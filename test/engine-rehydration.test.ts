@@ -169,13 +169,15 @@ describe("rehydration by reference", () => {
     expect(b).toEqual([]);
     expect(JSON.stringify(turn.request)).toMatch(/chars \(\d+ lines.*omitted/);
     // With room for one only, the latest reference wins.
-    const small = await externalizedThread(createMemoryStores(), [{ content: big }, { content: big }], {
+    const small = await externalizedThread(createMemoryStores(), [{ content: big }, { content: `${big}!` }], {
       rehydration: { maxTokensPerArtifact: 500, maxTokens: 300 },
     });
     await small.engine.append(THREAD, say(`${small.ids[0]} then ${small.ids[1]}`));
     const one = await small.engine.prepareTurn(THREAD, { format: "openai" });
-    expect(one.stats.rehydrated.length + one.stats.rehydrationBlocked.length).toBeGreaterThan(0);
-    expect(one.stats.rehydrationBlocked.every((x) => x.reason === "budget")).toBe(true);
+    expect(small.ids[0]).not.toBe(small.ids[1]);
+    expect(one.stats.rehydrated.map((r) => r.artifactId)).toEqual([small.ids[1]]);
+    expect(one.stats.rehydrated[0]!.tokens).toBeLessThanOrEqual(300);
+    expect(one.stats.rehydrationBlocked).toEqual([{ artifactId: small.ids[0], reason: "budget" }]);
   });
 
   it("runs no summarization or externalization on the turn that rehydrates", async () => {

@@ -10,6 +10,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createContextEngine } from "../src/context-engine.js";
+import type { ContextEngine } from "../src/engine/context-engine.js";
+import type { ContextEngineOptions } from "../src/engine/engine-options.js";
+import { BudgetInfeasibleError } from "../src/errors/ledger-error.js";
 import type { MessageInput, Sensitivity } from "../src/log/message.js";
 import { emptyPlan, extendPlan, type PlanAction } from "../src/plan/compaction-plan.js";
 import { validateProviderRequest } from "../src/render/provider-rules.js";
@@ -84,50 +87,60 @@ function roundMessages(round: Round, ids: ReadonlyArray<string>, n: number): Mes
   ];
 }
 
+/** A thread whose plan externalized one artifact per spec, and two engines on its stores (one keeps no cache). */
+async function externalizedThread(
+  artifacts: ReadonlyArray<ArtifactSpec>,
+  extra: Partial<ContextEngineOptions>,
+): Promise<{ engine: ContextEngine; cold: ContextEngine; ids: string[] }> {
+  const stores = createMemoryStores();
+  const options = {
+    stores,
+    counter: simpleCounter(),
+    budget: { contextWindow: 200_000 },
+    tenant: "acme",
+    rehydration: { maxTokens: 100_000 },
+    ...extra,
+  };
+  const engine = createContextEngine(options);
+  const cold = createContextEngine({ ...options, cacheThreads: 0 });
+  await engine.append(THREAD, [{ id: "u0", role: "user", parts: [{ type: "text", text: "task" }] }]);
+  const ids: string[] = [];
+  const actions: PlanAction[] = [];
+  for (const [i, spec] of artifacts.entries()) {
+    const content = `artifact ${i}: ${"data ".repeat(20 + i)}`;
+    await engine.append(THREAD, [
+      {
+        id: `a${i}`,
+        role: "assistant",
+        parts: [{ type: "tool_call", callId: `c${i}`, name: "read", args: "{}" }],
+      },
+      { id: `r${i}`, role: "tool", parts: [{ type: "tool_result", callId: `c${i}`, content }] },
+    ]);
+    const meta = await stores.artifacts.put({
+      content,
+      tenant: spec.tenant,
+      sensitivity: spec.sensitivity,
+      threadId: THREAD,
+    });
+    ids.push(meta.artifactId);
+    actions.push({
+      kind: "externalize",
+      span: [`a${i}`, `r${i}`],
+      record: { kind: "externalize", artifactId: meta.artifactId, summary: `artifact ${i}` },
+      strategy: "test",
+      reason: "moved out",
+    });
+  }
+  await stores.plans.commit(extendPlan(emptyPlan(THREAD), actions, 1 + 2 * artifacts.length), 0);
+  await engine.prepareTurn(THREAD, { format: "openai" });
+  return { engine, cold, ids };
+}
+
 describe("rehydration by reference (property)", () => {
   it("brings back exactly the allowed artifacts and reports every other one with its reason", async () => {
     await fc.assert(
       fc.asyncProperty(scenarioArb, async ({ artifacts, rounds }) => {
-        const stores = createMemoryStores();
-        const options = {
-          stores,
-          counter: simpleCounter(),
-          budget: { contextWindow: 200_000 },
-          tenant: "acme",
-          rehydration: { maxTokens: 100_000 },
-        };
-        const engine = createContextEngine(options);
-        const cold = createContextEngine({ ...options, cacheThreads: 0 });
-        await engine.append(THREAD, [{ id: "u0", role: "user", parts: [{ type: "text", text: "task" }] }]);
-        const ids: string[] = [];
-        const actions: PlanAction[] = [];
-        for (const [i, spec] of artifacts.entries()) {
-          const content = `artifact ${i}: ${"data ".repeat(20 + i)}`;
-          await engine.append(THREAD, [
-            {
-              id: `a${i}`,
-              role: "assistant",
-              parts: [{ type: "tool_call", callId: `c${i}`, name: "read", args: "{}" }],
-            },
-            { id: `r${i}`, role: "tool", parts: [{ type: "tool_result", callId: `c${i}`, content }] },
-          ]);
-          const meta = await stores.artifacts.put({
-            content,
-            tenant: spec.tenant,
-            sensitivity: spec.sensitivity,
-            threadId: THREAD,
-          });
-          ids.push(meta.artifactId);
-          actions.push({
-            kind: "externalize",
-            span: [`a${i}`, `r${i}`],
-            record: { kind: "externalize", artifactId: meta.artifactId, summary: `artifact ${i}` },
-            strategy: "test",
-            reason: "moved out",
-          });
-        }
-        await stores.plans.commit(extendPlan(emptyPlan(THREAD), actions, 1 + 2 * artifacts.length), 0);
-        await engine.prepareTurn(THREAD, { format: "openai" });
+        const { engine, cold, ids } = await externalizedThread(artifacts, {});
         const history: Array<ReadonlySet<string>> = [];
         for (const [n, round] of rounds.entries()) {
           await engine.append(THREAD, roundMessages(round, ids, n));
@@ -169,6 +182,42 @@ describe("rehydration by reference (property)", () => {
         }
       }),
       fcParams(150),
+    );
+  }, 120_000);
+
+  it("never makes a turn that fits without rehydration fail: what cannot fit is left out", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        scenarioArb,
+        fc.integer({ min: 60, max: 900 }),
+        async ({ artifacts, rounds }, budget) => {
+          // The same thread on two sets of stores: one engine brings references back, the other never looks.
+          const extra = { rehydration: { maxTokens: 100_000, maxTokensPerArtifact: 400 } };
+          const on = await externalizedThread(artifacts, extra);
+          const off = await externalizedThread(artifacts, { rehydration: { detect: false } });
+          for (const [n, round] of rounds.entries()) {
+            const messages = roundMessages(round, on.ids, n);
+            await on.engine.append(THREAD, messages);
+            await off.engine.append(THREAD, messages);
+            const turn = (engine: ContextEngine) =>
+              engine.prepareTurn(THREAD, { format: round.format, budget }).then(
+                (t) => t,
+                (e: unknown) => {
+                  if (e instanceof BudgetInfeasibleError) return undefined;
+                  throw e;
+                },
+              );
+            const without = await turn(off.engine);
+            const withRefs = await turn(on.engine);
+            if (without !== undefined) expect(withRefs).toBeDefined();
+            if (withRefs === undefined) continue;
+            expect(withRefs.stats.tokens).toBeLessThanOrEqual(budget);
+            expect(validateProviderRequest(round.format, withRefs.request)).toEqual([]);
+            expect((await on.engine.replay(withRefs.callId)).ok).toBe(true);
+          }
+        },
+      ),
+      fcParams(40),
     );
   }, 120_000);
 });

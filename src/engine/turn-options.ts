@@ -121,11 +121,6 @@ export function budgetOf(input: BudgetInput | undefined, turnReserve = 0): Token
 // Framing the renderer adds around a rehydrated artifact's content (its header line), generously rounded.
 const REHYDRATION_HEADER_TOKENS = 16;
 
-/** Tokens the turn's own content takes, so a plain token ceiling keeps room for it. */
-function turnTokens(core: EngineCore, inputs: TurnInputs): number {
-  return tokensOf(core, inputs);
-}
-
 /** Tokens of the turn's injections and rehydrated artifacts (framing included, generously). */
 function tokensOf(core: EngineCore, inputs: TurnInputs): number {
   let total = 0;
@@ -242,7 +237,8 @@ export function parseTurn<F extends ProviderFormat>(
   }
   const injections = (o.injected ?? []).map((i): Injection => (typeof i === "string" ? { text: i } : i));
   const inputs: TurnInputs = { injections, rehydrated: o.rehydrated ?? [], pendingCalls: core.pendingCalls };
-  const reserve = typeof o.budget === "number" ? turnTokens(core, inputs) : 0;
+  // A plain token ceiling keeps room for the turn's own content.
+  const reserve = typeof o.budget === "number" ? tokensOf(core, inputs) : 0;
   const tools = o.tools ?? [];
   const toolTokens = countToolDefinitions(o.format, tools, core.counter);
   const chosen = budgetOf(o.budget, reserve) ?? core.budget;

@@ -19,11 +19,21 @@ import {
 export function createMemoryModelCallStore(): ModelCallStore {
   // A Map iterates in insertion order, which is the recording order.
   const records = new Map<string, ModelCallRecord>();
+  // Per thread, its call ids in recording order: a turn reads its thread's last calls without scanning all.
+  const byThread = new Map<string, string[]>();
 
   function record(input: ModelCallRecord): void {
     const checked = checkCallRecord(input);
     if (records.has(checked.callId)) throw duplicateCallError(checked);
     records.set(checked.callId, checked);
+    const ids = byThread.get(checked.threadId) ?? [];
+    ids.push(checked.callId);
+    byThread.set(checked.threadId, ids);
+  }
+
+  function callsOf(threadId: string, from = 0): ReadonlyArray<ModelCallRecord> {
+    const ids = byThread.get(threadId) ?? [];
+    return Object.freeze(ids.slice(Math.max(0, from)).map((id) => records.get(id)!));
   }
 
   function setUsage(callId: string, usage: ModelUsage): void {
@@ -47,16 +57,10 @@ export function createMemoryModelCallStore(): ModelCallStore {
     record: async (input: ModelCallRecord) => record(input),
     get: async (callId: string) => records.get(callId),
     setUsage: async (callId: string, usage: ModelUsage) => setUsage(callId, usage),
-    list: async (threadId: string) =>
-      Object.freeze([...records.values()].filter((r) => r.threadId === threadId)),
+    list: async (threadId: string) => callsOf(threadId),
     recent: async (threadId: string, limit: number) => {
       checkLimit(limit);
-      const out: ModelCallRecord[] = [];
-      for (const r of [...records.values()].reverse()) {
-        if (out.length >= limit) break;
-        if (r.threadId === threadId) out.push(r);
-      }
-      return Object.freeze(out.reverse());
+      return callsOf(threadId, (byThread.get(threadId)?.length ?? 0) - limit);
     },
     listWithUsage: async (model: string, limit: number) => listWithUsage(model, limit),
   });
