@@ -52,6 +52,7 @@ export type { DurationStats, MetricsCollector, MetricsSnapshot } from "./engine/
 export { createMetricsCollector } from "./engine/metrics-collector.js";
 export type {
   ArtifactRecall,
+  CallRecall,
   QueryRecall,
   RecallRequest,
   RecallResult,

@@ -1,13 +1,13 @@
 /**
  * `engine.recall`: the answer to the model's `recall` tool call, by artifact id (gated by tenant, clearance and
- * thread, cut to the cap with a marker) and by query (the messages the current plan compacts, searched in the
+ * thread, cut to the cap with a marker), by call id (the result from the log, gated by its sensitivity) and by query (the messages the current plan compacts, searched in the
  * log store, best first, within the same cap), and what it refuses.
  */
 import { describe, expect, it } from "vitest";
 import { createContextEngine } from "../src/context-engine.js";
 import type { EngineEvent } from "../src/engine/engine-events.js";
 import type { ContextEngineOptions } from "../src/engine/engine-options.js";
-import type { QueryRecall, RecallRequest } from "../src/engine/recall.js";
+import type { CallRecall, QueryRecall, RecallRequest } from "../src/engine/recall.js";
 import { AccessDeniedError, NotFoundError, ValidationError } from "../src/errors/ledger-error.js";
 import type { MessageInput } from "../src/log/message.js";
 import { createPlan, type PlanAction } from "../src/plan/compaction-plan.js";
@@ -162,6 +162,129 @@ describe("recall by artifact id", () => {
   });
 });
 
+async function byCall(engine: { recall(t: string, r: RecallRequest): Promise<unknown> }, callId: string) {
+  const result = await engine.recall("t", { callId });
+  if ((result as CallRecall).kind !== "call") throw new Error("expected a call recall");
+  return result as CallRecall;
+}
+
+const call = (id: string, callId: string, name: string): MessageInput => ({
+  id,
+  role: "assistant",
+  parts: [{ type: "tool_call", callId, name, args: "{}" }],
+});
+
+const result = (
+  id: string,
+  callId: string,
+  content: string,
+  meta: MessageInput["meta"] = {},
+): MessageInput => ({
+  id,
+  role: "tool",
+  parts: [{ type: "tool_result", callId, content }],
+  meta,
+});
+
+describe("recall by call id", () => {
+  it("brings back a cleared result from the log, whole, with the tool's name", async () => {
+    const stores = createMemoryStores();
+    const { engine, events } = await compactedThread(stores);
+    const turn = await engine.prepareTurn("t", { format: "openai" });
+    // The request shows only the placeholder; the log still has the result.
+    expect(JSON.stringify(turn.request)).not.toContain("already exists");
+    const answer = await byCall(engine, "c0");
+    expect(answer).toEqual({
+      kind: "call",
+      callId: "c0",
+      toolName: "run_sql",
+      results: 1,
+      content: "ERROR: column total of invoices already exists",
+      truncated: false,
+    });
+    expect(Object.isFrozen(answer)).toBe(true);
+    expect(events.filter((e) => e.type === "recalled").at(-1)).toMatchObject({
+      callId: "c0",
+      chars: answer.content.length,
+      truncated: false,
+    });
+  });
+
+  it("marks a failed result and gives every result of a reused call id under its own header", async () => {
+    const { engine } = engineOn(createMemoryStores());
+    await engine.append("t", [
+      say("u", "user", "Deploy twice"),
+      call("a1", "dup", "deploy"),
+      {
+        id: "r1",
+        role: "tool",
+        parts: [{ type: "tool_result", callId: "dup", content: "timeout", isError: true }],
+      },
+      call("a2", "dup", "deploy"),
+      result("r2", "dup", "deployed v2"),
+    ]);
+    const answer = await byCall(engine, "dup");
+    expect(answer.results).toBe(2);
+    expect(answer.content).toBe(
+      '[result 1 of 2 for call "dup" · message r1]\n[error] timeout\n\n[result 2 of 2 for call "dup" · message r2]\ndeployed v2',
+    );
+  });
+
+  it("is gated by the result message's sensitivity against the engine's clearance", async () => {
+    const stores = createMemoryStores();
+    const { engine } = engineOn(stores);
+    await engine.append("t", [
+      say("u", "user", "Read the keys"),
+      call("a1", "k1", "read_vault"),
+      result("r1", "k1", "prod key: 0xDEADBEEF", { sensitivity: "confidential" }),
+    ]);
+    const denied = await rejection(engine.recall("t", { callId: "k1" }), AccessDeniedError);
+    expect(denied.where).toEqual({ threadId: "t", field: "callId" });
+    expect(denied.message).toContain("clearance (internal)");
+    expect(denied.message).not.toContain("DEADBEEF");
+    const cleared = engineOn(stores, { clearance: "confidential" }).engine;
+    expect((await byCall(cleared, "k1")).content).toBe("prod key: 0xDEADBEEF");
+  });
+
+  it("refuses an unknown call and a call without a result, naming the thread and the id", async () => {
+    const { engine } = engineOn(createMemoryStores());
+    await engine.append("t", [say("u", "user", "Search"), call("a1", "waiting", "search")]);
+    for (const [callId, why] of [
+      ["nope", "no such call in this thread"],
+      ["waiting", "that call has no result yet"],
+    ]) {
+      const error = await rejection(engine.recall("t", { callId: callId! }), NotFoundError);
+      expect(error.where).toEqual({ threadId: "t", field: "callId" });
+      expect(error.message).toContain(`thread "t"`);
+      expect(error.message).toContain(JSON.stringify(callId));
+      expect(error.message).toContain(why);
+    }
+    await rejection(engine.recall("elsewhere", { callId: "nope" }), NotFoundError);
+  });
+
+  it("cuts a large result to the cap: head and tail, with a marker of what was left out", async () => {
+    const { engine } = engineOn(createMemoryStores(), { recall: { maxTokens: 300 } });
+    const content = Array.from({ length: 2_000 }, (_, i) => `row ${i} of the listing`).join("\n");
+    await engine.append("t", [
+      say("u", "user", "List"),
+      call("a1", "ls", "list"),
+      result("r1", "ls", content),
+    ]);
+    const answer = await byCall(engine, "ls");
+    expect(answer.truncated).toBe(true);
+    expect(countText(answer.content)).toBeLessThanOrEqual(300);
+    expect(answer.content.startsWith("row 0 of the listing\n")).toBe(true);
+    expect(answer.content.endsWith("row 1999 of the listing")).toBe(true);
+    expect(answer.content).toMatch(/\[… \d+ chars \(\d+ lines, ~\d+ tokens\) omitted …\]/);
+    // Reused ids share the cap the same way.
+    await engine.append("t", [call("a2", "ls", "list"), result("r2", "ls", content)]);
+    const both = await byCall(engine, "ls");
+    expect([both.results, both.truncated]).toEqual([2, true]);
+    expect(countText(both.content)).toBeLessThanOrEqual(300);
+    expect(both.content.match(/row 1999 of the listing/g)).toHaveLength(2);
+  });
+});
+
 describe("recall by query", () => {
   it("searches only what the current plan compacts, best first, with each message's fate", async () => {
     const stores = createMemoryStores();
@@ -255,6 +378,12 @@ describe("recall arguments", () => {
     const { engine, events } = await compactedThread(stores);
     const cases: Array<[unknown, string]> = [
       [{ artifactId: "art_1", query: "x" }, "artifactId"],
+      [{ callId: "c0", query: "x" }, "callId"],
+      [{ artifactId: "art_1", callId: "c0" }, "artifactId"],
+      [{ callId: "" }, "callId"],
+      [{ callId: "  " }, "callId"],
+      [{ callId: 7 }, "callId"],
+      [{ callId: "c0", limit: 2 }, "limit"],
       [{}, "query"],
       [{ query: "" }, "query"],
       [{ query: "  \n\t " }, "query"],
@@ -280,8 +409,15 @@ describe("recall arguments", () => {
   it("reads null as absent (strict tool schemas send null for unused arguments)", async () => {
     const stores = createMemoryStores();
     const { engine } = await compactedThread(stores);
-    const request = { artifactId: null, query: "invoices", limit: null } as unknown as RecallRequest;
+    const request = {
+      artifactId: null,
+      callId: null,
+      query: "invoices",
+      limit: null,
+    } as unknown as RecallRequest;
     expect(ids(await query(engine, request))).toEqual(["t0", "a0", "u1"]);
+    const byId = { artifactId: null, callId: "c0", query: null, limit: null } as unknown as RecallRequest;
+    expect((await engine.recall("t", byId)).kind).toBe("call");
   });
 });
 

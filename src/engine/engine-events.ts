@@ -85,6 +85,7 @@ export interface EngineEventMap {
    */
   readonly recalled: {
     readonly artifactId?: string;
+    readonly callId?: string;
     readonly query?: string;
     readonly matches?: number;
     readonly chars: number;

@@ -60,6 +60,52 @@ function intro(query: string, shown: number, found: number): string {
   return `Earlier messages matching ${JSON.stringify(query)}, best first (${shown}${left}):`;
 }
 
+/** One result of a tool call, as the log holds it. */
+export interface FoundResult {
+  readonly messageId: string;
+  readonly content: string;
+  readonly isError: boolean;
+}
+
+const resultBody = (r: FoundResult) => (r.isError ? `[error] ${r.content}` : r.content);
+
+/**
+ * The results of one call within `maxTokens`: a single result as its content (cut to head and tail when too
+ * large); several (a thread that reused the call id) each under a header line, sharing the cap by max-min
+ * fairness like query matches.
+ */
+export function fitResults(
+  callId: string,
+  results: ReadonlyArray<FoundResult>,
+  maxTokens: number,
+  count: CountText,
+) {
+  if (results.length === 1) return fitContent(resultBody(results[0]!), maxTokens, count);
+  const headers = results.map(
+    (r, i) =>
+      `[result ${i + 1} of ${results.length} for call ${JSON.stringify(callId)} · message ${r.messageId}]`,
+  );
+  const bodies = results.map(resultBody);
+  const sizes = bodies.map(count);
+  const framing = headers.reduce((n, h) => n + count(h) + 2, 0);
+  for (let slack = 0; ; ) {
+    const level = waterLevel(sizes, Math.max(0, maxTokens - framing - slack));
+    const cut = bodies.map((body, i) =>
+      sizes[i]! <= level
+        ? body
+        : excerptText(body, { maxTokens: level, countTokens: count, totalTokens: sizes[i]! }).text,
+    );
+    const content = headers.map((h, i) => `${h}\n${cut[i]}`).join("\n\n");
+    const over = count(content) - maxTokens;
+    // Pieces counted apart can count a few tokens more together: take them off the allowance and cut again.
+    if (over > 0 && slack < maxTokens) {
+      slack += over;
+      continue;
+    }
+    return { content, truncated: sizes.some((size) => size > level) };
+  }
+}
+
 /** The tool result of a query: an intro line, then each match under a header line. */
 export function queryContent(query: string, matches: ReadonlyArray<RecallMatch>, found: number): string {
   const blocks = matches.map((m) => `${header(m.messageId, m.role, m.fate)}\n${m.text}`);

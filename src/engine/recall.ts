@@ -1,8 +1,9 @@
 /**
  * `engine.recall`: the answer to the model's `recall` tool call. By artifact id it reads what externalization
- * moved out, gated like any artifact read; by query it searches the messages the current plan compacted (the log
- * still holds them) through the log store's full-text index. Either way the answer is cut to the engine's cap and
- * is meant to be sent as that call's result, which then lives in the log like any other.
+ * moved out, gated like any artifact read; by call id it reads a tool call's result from the log (which never
+ * loses it), gated by the result message's sensitivity; by query it searches the messages the current plan
+ * compacted through the log store's full-text index. Every answer is cut to the engine's cap and is meant to be
+ * sent as that call's result, which then lives in the log like any other.
  */
 
 import { z } from "zod";
@@ -26,14 +27,20 @@ import type { EngineCore } from "./engine-core.js";
 import {
   type CountText,
   type FoundMessage,
+  type FoundResult,
   fitContent,
   fitMatches,
+  fitResults,
   type RecallMatch,
 } from "./recall-text.js";
 
-/** What the model asked for: an artifact by its id, or compacted messages by a query (exactly one of them). */
+/**
+ * What the model asked for (exactly one of them): an artifact by its id, a tool call's result by the call's id, or
+ * compacted messages by a query.
+ */
 export type RecallRequest =
   | { readonly artifactId: string }
+  | { readonly callId: string }
   | {
       readonly query: string;
       /** Matches to return, best first: 1 to 50 (default 5). */
@@ -45,6 +52,19 @@ export interface ArtifactRecall {
   readonly kind: "artifact";
   readonly artifactId: string;
   /** The tool result to send: the content, or its head and tail with a marker of what was left out. */
+  readonly content: string;
+  readonly truncated: boolean;
+}
+
+/** A tool call's result brought back from the log: its content, cut in the middle when `truncated`. */
+export interface CallRecall {
+  readonly kind: "call";
+  readonly callId: string;
+  /** The tool the call was made to. */
+  readonly toolName: string;
+  /** Results the answer holds: more than one only when the thread reused the call id. */
+  readonly results: number;
+  /** The tool result to send: the result's content (with `[error] ` before a failed one), or its head and tail. */
   readonly content: string;
   readonly truncated: boolean;
 }
@@ -61,29 +81,43 @@ export interface QueryRecall {
 }
 
 /** What `recall` returns; `content` is the tool result to send, whichever was asked. */
-export type RecallResult = ArtifactRecall | QueryRecall;
+export type RecallResult = ArtifactRecall | CallRecall | QueryRecall;
 
 // `null` reads as absent: tools declared strict (OpenAI) send null for the arguments the model leaves out.
 const requestSchema = z.strictObject({
   artifactId: z.string().trim().min(1, "must not be empty").max(1_000).nullish(),
+  callId: z.string().trim().min(1, "must not be empty").max(1_000).nullish(),
   query: z.string().max(2_000).nullish(),
   limit: z.number().int().min(1).max(RECALL_LIMIT_MAX).nullish(),
 });
 
-type ParsedRequest = { readonly artifactId: string } | { readonly query: string; readonly limit: number };
+type ParsedRequest =
+  | { readonly artifactId: string }
+  | { readonly callId: string }
+  | { readonly query: string; readonly limit: number };
 
 /** Checks a request as the model sent it (the tool call's parsed arguments). */
 function parseRequest(threadId: string, value: unknown): ParsedRequest {
   checkThreadId(threadId);
-  const { artifactId, query, limit } = checkValue(requestSchema, value, { what: "recall request", threadId });
+  const { artifactId, callId, query, limit } = checkValue(requestSchema, value, {
+    what: "recall request",
+    threadId,
+  });
   const wrong = (problem: string, field: string) => new ValidationError(problem, { threadId, field });
-  if (artifactId != null && query != null) throw wrong("give artifactId or query, not both", "artifactId");
-  if (artifactId != null) {
-    if (limit != null) throw wrong("limit goes with query, not with artifactId", "limit");
-    return { artifactId };
+  const ways = { artifactId, callId, query };
+  const given = (Object.keys(ways) as Array<keyof typeof ways>).filter((k) => ways[k] != null);
+  if (given.length > 1)
+    throw wrong(`give one of artifactId, callId and query, not ${given.join(" and ")}`, given[0]!);
+  if (artifactId != null || callId != null) {
+    const field = artifactId != null ? "artifactId" : "callId";
+    if (limit != null) throw wrong(`limit goes with query, not with ${field}`, "limit");
+    return artifactId != null ? { artifactId } : { callId: callId! };
   }
   if (query == null)
-    throw wrong("give artifactId (an id a pointer names) or query (words to search)", "query");
+    throw wrong(
+      "give artifactId (an id a pointer names), callId (the id a cleared result names) or query (words to search)",
+      "query",
+    );
   if (query.trim() === "") throw wrong("query must have something besides whitespace", "query");
   return { query: query.trim(), limit: limit ?? RECALL_LIMIT_DEFAULT };
 }
@@ -110,6 +144,58 @@ async function recallArtifact(core: EngineCore, threadId: string, artifactId: st
   if (artifact === undefined || artifact.meta.threadId !== threadId) throw missing();
   const fitted = fitContent(artifact.content, core.settings.recall.maxTokens, count);
   return { kind: "artifact" as const, artifactId, ...fitted };
+}
+
+/** The tool name of a result part at `partIndex` of the tool message at `seq`, through the log's pairing. */
+function toolNameOf(log: LogView, seq: number, partIndex: number, callId: string): string {
+  const callSeq = log.callSeqsOfParts(seq)[partIndex];
+  const call = callSeq === undefined ? undefined : log.at(callSeq);
+  for (const part of call?.parts ?? [])
+    if (part.type === "tool_call" && part.callId === callId) return part.name;
+  return String(log.at(seq)!.meta.toolName ?? "tool");
+}
+
+async function recallCall(core: EngineCore, threadId: string, callId: string, count: CountText) {
+  const thread = await core.loader.whole(threadId);
+  requireMessages(thread, threadId);
+  const { log } = thread;
+  const { clearance } = core.settings;
+  const found: FoundResult[] = [];
+  let toolName: string | undefined;
+  let withheld = 0;
+  let called = false;
+  for (let seq = 0; seq < log.length; seq++) {
+    const message = log.at(seq)!;
+    for (let i = 0; i < message.parts.length; i++) {
+      const part = message.parts[i]!;
+      if (part.type === "tool_call" && part.callId === callId) called = true;
+      if (part.type !== "tool_result" || part.callId !== callId) continue;
+      if (!mayRead(message.meta.sensitivity ?? "internal", clearance)) {
+        withheld++;
+        continue;
+      }
+      toolName ??= toolNameOf(log, seq, i, callId);
+      found.push({ messageId: message.id, content: part.content, isError: part.isError === true });
+    }
+  }
+  const where = { threadId, field: "callId" };
+  if (found.length === 0 && withheld > 0) {
+    throw new AccessDeniedError(
+      `the result of call ${JSON.stringify(callId)} is more sensitive than this engine's clearance (${clearance}) and may not be recalled`,
+      where,
+    );
+  }
+  if (found.length === 0) {
+    const why = called
+      ? "that call has no result yet"
+      : "no such call in this thread: use the id a cleared result names";
+    throw new NotFoundError(
+      `thread ${JSON.stringify(threadId)} has no result of call ${JSON.stringify(callId)} to recall (${why})`,
+      where,
+    );
+  }
+  const fitted = fitResults(callId, found, core.settings.recall.maxTokens, count);
+  return { kind: "call" as const, callId, toolName: toolName!, results: found.length, ...fitted };
 }
 
 /** Seqs of the messages the plan compacts and the engine's clearance may read, with what became of each. */
@@ -162,9 +248,12 @@ async function recallQuery(
 }
 
 /**
- * Answers a `recall` tool call on a thread (see `RecallRequest`). By id: the artifact must be one of this thread
- * (`meta.threadId`), of the engine's tenant (another tenant's reads as not found) and within its clearance (else
- * `AccessDeniedError`); a missing one is a `NotFoundError` naming the thread and the id. By query: the messages
+ * Answers a `recall` tool call on a thread (see `RecallRequest`). By artifact id: the artifact must be one of this
+ * thread (`meta.threadId`), of the engine's tenant (another tenant's reads as not found) and within its clearance
+ * (else `AccessDeniedError`); a missing one is a `NotFoundError` naming the thread and the id. By call id: the
+ * call's results in the log, whatever the plan does with them, except those whose message is above the clearance
+ * (`AccessDeniedError` when that leaves none); a call the thread never made, or one still without a result, is a
+ * `NotFoundError` naming the thread and the id. By query: the messages
  * the current plan clears, summarizes, externalizes or drops, within the clearance, searched in the log store.
  * Bad arguments are a `ValidationError` (whose message the harness may send back as the tool result).
  */
@@ -176,11 +265,15 @@ export function recall(core: EngineCore, threadId: string, request: RecallReques
     const result: RecallResult =
       "artifactId" in parsed
         ? await recallArtifact(core, threadId, parsed.artifactId, count)
-        : await recallQuery(core, threadId, parsed.query, parsed.limit, count);
+        : "callId" in parsed
+          ? await recallCall(core, threadId, parsed.callId, count)
+          : await recallQuery(core, threadId, parsed.query, parsed.limit, count);
     core.events.emit("recalled", threadId, {
       ...(result.kind === "artifact"
         ? { artifactId: result.artifactId }
-        : { query: result.query, matches: result.matches.length }),
+        : result.kind === "call"
+          ? { callId: result.callId }
+          : { query: result.query, matches: result.matches.length }),
       chars: result.content.length,
       truncated: result.truncated,
       durationMs: performance.now() - t0,

@@ -29,26 +29,31 @@ describe("recallTool", () => {
     expect(anthropic.name).toBe("recall");
   });
 
-  it.each(FORMATS)("%s: an object schema with artifactId, query and limit, none required", (format) => {
-    const schema = schemaOf(format);
-    expect(schema.type).toBe("object");
-    expect(schema.additionalProperties).toBe(false);
-    expect(schema.required).toBeUndefined();
-    // Providers refuse combinators at the top of a tool's schema; "exactly one" is in the description.
-    for (const key of ["oneOf", "anyOf", "allOf", "not"]) expect(schema[key]).toBeUndefined();
-    const properties = schema.properties as Record<string, Record<string, unknown>>;
-    expect(Object.keys(properties)).toEqual(["artifactId", "query", "limit"]);
-    expect(properties.artifactId!.type).toBe("string");
-    expect(properties.query!.type).toBe("string");
-    expect(properties.limit).toMatchObject({ type: "integer", minimum: 1, maximum: RECALL_LIMIT_MAX });
-    for (const property of Object.values(properties))
-      expect(String(property.description).length).toBeGreaterThan(20);
-  });
+  it.each(FORMATS)(
+    "%s: an object schema with artifactId, callId, query and limit, none required",
+    (format) => {
+      const schema = schemaOf(format);
+      expect(schema.type).toBe("object");
+      expect(schema.additionalProperties).toBe(false);
+      expect(schema.required).toBeUndefined();
+      // Providers refuse combinators at the top of a tool's schema; "exactly one" is in the description.
+      for (const key of ["oneOf", "anyOf", "allOf", "not"]) expect(schema[key]).toBeUndefined();
+      const properties = schema.properties as Record<string, Record<string, unknown>>;
+      expect(Object.keys(properties)).toEqual(["artifactId", "callId", "query", "limit"]);
+      expect(properties.artifactId!.type).toBe("string");
+      expect(properties.callId!.type).toBe("string");
+      expect(properties.query!.type).toBe("string");
+      expect(properties.limit).toMatchObject({ type: "integer", minimum: 1, maximum: RECALL_LIMIT_MAX });
+      for (const property of Object.values(properties))
+        expect(String(property.description).length).toBeGreaterThan(20);
+    },
+  );
 
-  it.each(FORMATS)("%s: describes both uses and survives a JSON round trip", (format) => {
+  it.each(FORMATS)("%s: describes the three uses and survives a JSON round trip", (format) => {
     const tool = recallTool(format);
-    const description = JSON.stringify(tool).match(/"description":"([^"]*(?:\\.[^"]*)*)"/)![1]!;
+    const { description } = format === "openai" ? recallTool("openai").function : recallTool(format);
     expect(description).toContain("artifactId");
+    expect(description).toContain("callId");
     expect(description).toContain("query");
     expect(description).toMatch(/exactly one/);
     expect(JSON.parse(JSON.stringify(tool))).toEqual(tool);

@@ -1,6 +1,6 @@
 /**
- * The `recall` tool: how the model asks for what compaction moved out of its context, either the content behind
- * a pointer (by artifact id) or earlier messages that match a query. The harness offers it like any tool and
+ * The `recall` tool: how the model asks for what compaction moved out of its context: the content behind a
+ * pointer (by artifact id), a cleared tool result (by its call id) or earlier messages that match a query. The harness offers it like any tool and
  * answers a call with `engine.recall(threadId, args)`.
  */
 
@@ -16,21 +16,28 @@ export const RECALL_LIMIT_DEFAULT = 5;
 const DESCRIPTION =
   "Bring back earlier parts of this conversation that were moved out of your context to save room. " +
   "Pass `artifactId` to get the full content behind a pointer: a message saying content was stored as " +
-  "artifact art_… names the id to pass. Or pass `query` (a few words) to search earlier messages that were " +
+  "artifact art_… names the id to pass. Pass `callId` to get a tool result back whose body was cleared: the " +
+  'placeholder names it (recall callId "…"). Or pass `query` (a few words) to search earlier messages that were ' +
   "compacted away (cleared, summarized, externalized or dropped), best matches first. Give exactly one of " +
-  "`artifactId` and `query`. Long content comes back cut in the middle, with a marker saying what was left out.";
+  "`artifactId`, `callId` and `query`. Long content comes back cut in the middle, with a marker saying what was " +
+  "left out.";
 
 const PARAMETERS = {
   type: "object",
   properties: {
     artifactId: {
       type: "string",
-      description: "The artifact id a pointer message names, e.g. art_3f9c…. Not together with query.",
+      description: "The artifact id a pointer message names, e.g. art_3f9c…. Not with callId or query.",
+    },
+    callId: {
+      type: "string",
+      description:
+        "The id of a tool call whose result was cleared, as its placeholder names it. Not with artifactId or query.",
     },
     query: {
       type: "string",
       description:
-        "Words to look for in earlier messages that are no longer in your context. Not with artifactId.",
+        "Words to look for in earlier messages that are no longer in your context. Not with artifactId or callId.",
     },
     limit: {
       type: "integer",
@@ -84,8 +91,8 @@ export interface RecallToolMap {
 
 /**
  * The definition of the `recall` tool for a provider's `tools` list: OpenAI Chat Completions (`openai`), OpenAI
- * Responses (`responses`) or Anthropic Messages (`anthropic`). "Exactly one of `artifactId` and `query`" is said
- * in the description, not in the schema: providers refuse `oneOf` at the top of a tool's schema, and
+ * Responses (`responses`) or Anthropic Messages (`anthropic`). "Exactly one of `artifactId`, `callId` and `query`"
+ * is said in the description, not in the schema: providers refuse `oneOf` at the top of a tool's schema, and
  * `engine.recall` checks it.
  *
  * @example
