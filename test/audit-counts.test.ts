@@ -82,7 +82,7 @@ describe.skipIf(!trajectoriesAvailable)("one account of every message", () => {
       );
       const headers = render.messages
         .map((m) => (typeof m.content === "string" ? m.content : ""))
-        .map((text) => /^\[Summary of (\d+) earlier messages?\]/.exec(text)?.[1])
+        .map((text) => /^\[Summary of (\d+) earlier messages?[;\]]/.exec(text)?.[1])
         .filter((n) => n !== undefined)
         .map(Number);
       expect(headers.reduce((a, b) => a + b, 0)).toBe(states.summarized);

@@ -132,7 +132,13 @@ describe("renderPrompt: clear", () => {
       "assistant:original[a2]",
     ]);
     expect(out.messages[2]!.parts).toEqual([text("looking"), call("c1", "search")]);
-    expect(out.messages[3]!.parts).toEqual([result("c1", "[result cleared: search, 48 KB]")]);
+    expect(out.messages[3]!.parts).toEqual([
+      result("c1", '[result cleared: search, 48 KB; recall callId "c1"]'),
+    ]);
+    // cl-render/4 and /3 did not name the call: replay of calls recorded under them renders their text.
+    const v4 = render(log, planOf(log, act("clear", ["a1", "t1"])), { formatVersion: "cl-render/4" });
+    expect(v4.messages[3]!.parts).toEqual([result("c1", "[result cleared: search, 48 KB]")]);
+    expect(v4.hash).not.toBe(out.hash);
   });
 
   it("clearArgs replaces the arguments by a JSON object naming their size", () => {
@@ -159,7 +165,9 @@ describe("renderPrompt: clear", () => {
     const log = basicLog("data");
     const out = render(log, planOf(log, act("clear", ["t1"])));
     expect(outline(out)[2]).toBe("assistant:original[a1]");
-    expect(out.messages[3]!.parts).toEqual([result("c1", "[result cleared: search, 4 chars]")]);
+    expect(out.messages[3]!.parts).toEqual([
+      result("c1", '[result cleared: search, 4 chars; recall callId "c1"]'),
+    ]);
   });
 });
 
@@ -169,7 +177,7 @@ describe("renderPrompt: clear with excerpts", () => {
     excerpts,
   });
 
-  it("shows a recorded excerpt as the part's body, other parts keep their placeholder", () => {
+  it("shows a recorded excerpt as the part's body with the way back, other parts keep their placeholder", () => {
     const log = ThreadLog.from("t", [
       assistant("a1", call("c1"), call("c2")),
       tool("t1", result("c1", "one ".repeat(100)), result("c2", "two ".repeat(100))),
@@ -179,9 +187,11 @@ describe("renderPrompt: clear with excerpts", () => {
     ]);
     const out = render(log, planOf(log, act("clear", ["t1"], record)));
     expect(out.messages[1]!.parts).toEqual([
-      result("c1", "[result cleared: search, 400 chars]"),
-      result("c2", "two two\n[… 390 chars omitted …]"),
+      result("c1", '[result cleared: search, 400 chars; recall callId "c1"]'),
+      result("c2", 'two two\n[… 390 chars omitted …]\n[recall callId "c2" for the whole result]'),
     ]);
+    const v4 = render(log, planOf(log, act("clear", ["t1"], record)), { formatVersion: "cl-render/4" });
+    expect(v4.messages[1]!.parts[1]).toEqual(result("c2", "two two\n[… 390 chars omitted …]"));
     expect(render(log, planOf(log, act("clear", ["t1"], record))).hash).toBe(out.hash);
   });
 
@@ -219,8 +229,25 @@ describe("renderPrompt: clear with excerpts", () => {
       { messageId: "t12", partIndex: 1, text: "ONE" },
     ]);
     const out = render(log, planOf(log, act("clear", ["t12"], record)));
-    expect(out.messages[1]!.parts).toEqual([result("c1", "ONE")]);
-    expect(out.messages[3]!.parts).toEqual([result("c2", "TWO")]);
+    const hint = (id: string) => `\n[recall callId "${id}" for the whole result]`;
+    expect(out.messages[1]!.parts).toEqual([result("c1", `ONE${hint("c1")}`)]);
+    expect(out.messages[3]!.parts).toEqual([result("c2", `TWO${hint("c2")}`)]);
+  });
+
+  it("names the call in a key-lines header, and leaves an excerpt that names it already as recorded", () => {
+    const log = ThreadLog.from("t", [
+      assistant("a1", call("c1", "grep"), call("c2", "cat")),
+      tool("t1", result("c1", "x".repeat(3000)), result("c2", "y".repeat(3000))),
+    ]);
+    const record = excerptClear([
+      { messageId: "t1", partIndex: 0, text: "[result cleared: grep, 3 KB; key lines:]\nKX-1 failed" },
+      { messageId: "t1", partIndex: 1, text: 'yy\n[… 2990 chars omitted; recall callId "c2" …]\nyy' },
+    ]);
+    const out = render(log, planOf(log, act("clear", ["t1"], record)));
+    expect(out.messages[1]!.parts).toEqual([
+      result("c1", '[result cleared: grep, 3 KB; recall callId "c1"; key lines:]\nKX-1 failed'),
+      result("c2", 'yy\n[… 2990 chars omitted; recall callId "c2" …]\nyy'),
+    ]);
   });
 });
 
@@ -404,7 +431,9 @@ describe("renderPrompt: tool results and pending calls", () => {
       "assistant:cleared[a2]",
       "tool:cleared[t2]",
     ]);
-    expect(out.messages[3]!.parts).toEqual([result("c1", "[result cleared: second, 3 chars]")]);
+    expect(out.messages[3]!.parts).toEqual([
+      result("c1", '[result cleared: second, 3 chars; recall callId "c1"]'),
+    ]);
   });
 
   it("splits a tool message answering two assistant messages between them", () => {
@@ -446,8 +475,8 @@ describe("renderPrompt: tool results and pending calls", () => {
     const contents = out.messages.flatMap((m) =>
       m.parts.flatMap((p) => (p.type === "tool_result" ? [p.content] : [])),
     );
-    expect(contents).toContain("[result cleared: gamma, 2 chars]");
-    expect(contents).not.toContain("[result cleared: alpha, 2 chars]");
+    expect(contents.some((c) => c.startsWith("[result cleared: gamma, 2 chars;"))).toBe(true);
+    expect(contents.some((c) => c.startsWith("[result cleared: alpha"))).toBe(false);
   });
 });
 

@@ -199,6 +199,7 @@ class RenderContext {
   readonly #memo: WeakMap<Message, MemoEntry>;
   readonly #stubMemo: WeakMap<Message, { stub: PendingStub; rendered: RenderedMessage }>;
   readonly #pendingSeqs: ReadonlySet<number>;
+  readonly #currentFormat: boolean;
 
   constructor(
     readonly log: LogView,
@@ -208,6 +209,7 @@ class RenderContext {
     this.#memo = memoFor(memoByCounter, options.counter);
     this.#stubMemo = memoFor(stubMemoByCounter, options.counter);
     this.#pendingSeqs = pendingSeqsOf(log.pendingCalls);
+    this.#currentFormat = (options.formatVersion ?? RENDER_FORMAT_VERSION) === RENDER_FORMAT_VERSION;
   }
 
   visit(message: Message, decision: Decision | undefined): void {
@@ -248,7 +250,7 @@ class RenderContext {
     if (action.kind !== "summarize" && action.kind !== "externalize") return;
     const sources = spanSourcesOf(this.log, this.resolved, actionIndex);
     // The memo holds current-format messages only: an earlier format's are rendered afresh (replay only).
-    const current = (this.options.formatVersion ?? RENDER_FORMAT_VERSION) === RENDER_FORMAT_VERSION;
+    const current = this.#currentFormat;
     const memo = memoFor(syntheticMemoByCounter, this.options.counter);
     const hit = current ? memo.get(sources) : undefined;
     if (hit !== undefined && hit.action === action) {
@@ -258,7 +260,7 @@ class RenderContext {
     const summary = action.kind === "summarize";
     const kind: Provenance["kind"] = summary ? "summary" : "pointer";
     const text = summary
-      ? summaryText(action.record, sources.count)
+      ? summaryText(action.record, sources.count, this.options.formatVersion)
       : pointerText(action.record, sources.count, this.options.formatVersion);
     // A list seeded from a checkpoint stays unbuilt: the hash takes its digest, a reader of the ids builds it.
     const provenance =
@@ -275,7 +277,9 @@ class RenderContext {
     // Holding calls back changes a pending message's body with the set of pending calls; a stub leaves it as is,
     // so only held messages bypass the memo.
     const held = pending && this.options.pendingCalls === "hold";
-    if (parts === undefined && !held) {
+    // The memo holds current-format messages only (a cleared message's text depends on the format).
+    const memoized = parts === undefined && !held && this.#currentFormat;
+    if (memoized) {
       const hit = this.#memo.get(message);
       if (hit !== undefined && hit.action === action) {
         this.out.push(hit.rendered);
@@ -285,7 +289,8 @@ class RenderContext {
     let body = parts ?? message.parts;
     let kind: "original" | "cleared" = "original";
     if (action?.kind === "clear") {
-      body = clearMessage(message, action.record, (result) => this.#toolNameOf(message, result), body);
+      const toolName = (result: ToolResultPart) => this.#toolNameOf(message, result);
+      body = clearMessage(message, action.record, toolName, body, this.options.formatVersion);
       kind = "cleared";
     }
     if (held) {
@@ -300,7 +305,7 @@ class RenderContext {
       this.options.counter,
       hash,
     );
-    if (parts === undefined && !held) this.#memo.set(message, { action, rendered });
+    if (memoized) this.#memo.set(message, { action, rendered });
     this.out.push(rendered);
   }
 

@@ -45,7 +45,9 @@ describe("createOversizedExcerpt", () => {
     const [big, tiny] = bodyOf(prompt, "r3") as unknown as [{ content: string }, { content: string }];
     expect(big.content.startsWith("row 0\nrow 1\n")).toBe(true);
     expect(big.content.endsWith("row 3998\nrow 3999")).toBe(true);
-    expect(big.content).toMatch(/\n\[… \d+ chars \(\d+ lines, ~\d+ tokens\) omitted …\]\n/);
+    expect(big.content).toMatch(
+      /\n\[… \d+ chars \(\d+ lines, ~\d+ tokens\) omitted; recall callId "c3" …\]\n/,
+    );
     expect(tiny.content).toBe("tiny");
     // Every other message renders as it was; the call/result pairing holds.
     const others = prompt.messages.filter((m) => m !== cut);

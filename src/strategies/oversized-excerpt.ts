@@ -8,7 +8,7 @@ import type { LogView } from "../log/log-view.js";
 import type { Message, Part } from "../log/message.js";
 import type { ClearExcerpt, ClearRecord, PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
-import { clearMessage } from "../texts/placeholders.js";
+import { clearMessage, recallCallHint } from "../texts/placeholders.js";
 import { excerptText, textTokenCounter } from "../texts/text-excerpt.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
 import { compactable, messageTokens } from "./group-accounting.js";
@@ -52,6 +52,11 @@ interface Settings {
   readonly keepShare: number;
   readonly headShare: number;
   readonly always: boolean;
+}
+
+/** A cut tool result's marker names its call id, so the model can recall the whole result. */
+function wayBackOf(part: Part): { readonly wayBack?: string } {
+  return part.type === "tool_result" ? { wayBack: recallCallHint(part.callId) } : {};
 }
 
 /** A part an excerpt can stand for: a tool result's content or a text. */
@@ -148,6 +153,7 @@ export function excerptsFor(
         totalTokens: sizes[k]!,
         countTokens,
         headShare: settings.headShare,
+        ...wayBackOf(message.parts[partIndex]!),
       }).text,
     }));
     const measured = clearedTokens(message, { kind: "clear", excerpts }, counter);

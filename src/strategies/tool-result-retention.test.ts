@@ -424,7 +424,9 @@ describe("key lines of stubbed results", () => {
     const rendered = renderHistory(log, plan, counter).messages.find(
       (m) => m.provenance.sourceIds[0] === "r0",
     );
-    expect(rendered?.parts).toEqual([result("c0", excerpts![0]!.text)]);
+    // The renderer names the call in the header (cl-render/5); the record keeps the text without it.
+    const shown = excerpts![0]!.text.replace("; key lines:]", '; recall callId "c0"; key lines:]');
+    expect(rendered?.parts).toEqual([result("c0", shown)]);
   });
 
   it("stubs bare when key lines are switched off or would push the request over its target", async () => {

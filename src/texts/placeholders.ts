@@ -5,10 +5,11 @@ import type { ClearRecord, ExternalizationRecord, SummarizationRecord } from "..
 
 /**
  * Versions of the placeholder and synthetic-message texts, newest first; the version is part of every render hash.
- * `cl-render/4`: a pointer tells the model to call `recall` with the artifact id (or to name it). The renderer can
- * still render the versions listed, so replay verifies calls recorded under them.
+ * `cl-render/4`: a pointer tells the model to call `recall` with the artifact id (or to name it). `cl-render/5`: a
+ * cleared tool result names its call id for `recall`, and a summary says `recall` finds its messages by query.
+ * The renderer can still render the versions listed, so replay verifies calls recorded under them.
  */
-export const RENDER_FORMAT_VERSIONS = ["cl-render/4", "cl-render/3"] as const;
+export const RENDER_FORMAT_VERSIONS = ["cl-render/5", "cl-render/4", "cl-render/3"] as const;
 
 /** A render format version the renderer can produce. */
 export type RenderFormatVersion = (typeof RENDER_FORMAT_VERSIONS)[number];
@@ -23,9 +24,28 @@ export function formatSize(chars: number): string {
   return `${(chars / (1024 * 1024)).toFixed(1)} MB`;
 }
 
-/** The body a cleared tool result gets: it keeps the tool name and the size of what was there. */
-export function clearedResultText(toolName: string, chars: number): string {
-  return `[result cleared: ${toolName}, ${formatSize(chars)}]`;
+/** Whether a render format's placeholders name the way back (`recall` by call id or by query). */
+function namesWayBack(version: RenderFormatVersion): boolean {
+  return version !== "cl-render/4" && version !== "cl-render/3";
+}
+
+/** How the model asks for a cleared result again: the `recall` tool with the call's id. */
+export function recallCallHint(callId: string): string {
+  return `recall callId ${JSON.stringify(callId)}`;
+}
+
+function clearedHead(toolName: string, chars: number, callId: string | undefined): string {
+  const way = callId === undefined ? "" : `; ${recallCallHint(callId)}`;
+  return `[result cleared: ${toolName}, ${formatSize(chars)}${way}`;
+}
+
+/**
+ * The body a cleared tool result gets: it keeps the tool name and the size of what was there and, given the call
+ * id (as the renderer gives it from `cl-render/5` on), how to recall it. Without `callId` it is the text of
+ * `cl-render/3` and `/4`, a few tokens shorter than the current one.
+ */
+export function clearedResultText(toolName: string, chars: number, callId?: string): string {
+  return `${clearedHead(toolName, chars, callId)}]`;
 }
 
 /** The arguments a cleared tool call gets: still a JSON object, as providers require. */
@@ -33,9 +53,34 @@ export function clearedArgsText(chars: number): string {
   return JSON.stringify({ _cleared: `arguments, ${formatSize(chars)}` });
 }
 
-/** The body a cleared tool result gets when some of its lines are kept: the placeholder, then the lines. */
-export function keyLinesResultText(toolName: string, chars: number, lines: ReadonlyArray<string>): string {
-  return `[result cleared: ${toolName}, ${formatSize(chars)}; key lines:]\n${lines.join("\n")}`;
+/**
+ * The body a cleared tool result gets when some of its lines are kept: the placeholder, then the lines. Clear
+ * records store it without `callId`; the renderer adds the call id to that header from `cl-render/5` on.
+ */
+export function keyLinesResultText(
+  toolName: string,
+  chars: number,
+  lines: ReadonlyArray<string>,
+  callId?: string,
+): string {
+  return `${clearedHead(toolName, chars, callId)}; key lines:]\n${lines.join("\n")}`;
+}
+
+/**
+ * A cleared result's excerpt as `cl-render/5` shows it: as recorded when it is the whole result or names the call
+ * id already (the marker of an oversized result's head and tail does); key lines under a header naming the call id (a clear record stores
+ * the header without it); any other excerpt with a line after it saying how to recall the whole result.
+ */
+function excerptWithWayBack(excerpt: string, toolName: string, part: ToolResultPart): string {
+  const hint = recallCallHint(part.callId);
+  // An excerpt that is the whole result (a small part beside an oversized one) left nothing out.
+  if (excerpt === part.content || excerpt.includes(hint)) return excerpt;
+  const chars = part.content.length;
+  const stored = keyLinesResultText(toolName, chars, []);
+  if (excerpt.startsWith(stored)) {
+    return keyLinesResultText(toolName, chars, [excerpt.slice(stored.length)], part.callId);
+  }
+  return `${excerpt}\n[${hint} for the whole result]`;
 }
 
 /** Per clear record (frozen plan data): its excerpts by message id, then by part index. */
@@ -71,24 +116,30 @@ function excerptsOf(message: Message, record: ClearRecord): ReadonlyMap<number, 
  * (default: all of the message's) are the parts rendered here, in order: a tool message answering calls of
  * several assistant messages is rendered in pieces, and excerpts name parts by their index in the whole message.
  * A `tool_result` or `text` part the record has an excerpt for shows the excerpt's text; other parts get their
- * placeholder, so a record without excerpts renders exactly as before excerpts existed.
+ * placeholder, so a record without excerpts renders exactly as before excerpts existed. From `cl-render/5` on
+ * (`version`), a result's placeholder or excerpt names its call id for `recall`.
  */
 export function clearMessage(
   message: Message,
   record: ClearRecord,
   toolNameOf: (part: ToolResultPart) => string,
   parts: ReadonlyArray<Part> = message.parts,
+  version: RenderFormatVersion = RENDER_FORMAT_VERSION,
 ): ReadonlyArray<Part> {
   const excerpts = excerptsOf(message, record);
   const hasCalls = message.parts.some((p) => p.type === "tool_call");
+  const wayBack = namesWayBack(version);
   return parts.map((part, i): Part => {
     const excerpt = excerpts?.get(parts === message.parts ? i : message.parts.indexOf(part));
     switch (part.type) {
-      case "tool_result":
-        return {
-          ...part,
-          content: excerpt ?? clearedResultText(toolNameOf(part), part.content.length),
-        };
+      case "tool_result": {
+        const name = toolNameOf(part);
+        const chars = part.content.length;
+        if (excerpt !== undefined) {
+          return { ...part, content: wayBack ? excerptWithWayBack(excerpt, name, part) : excerpt };
+        }
+        return { ...part, content: clearedResultText(name, chars, wayBack ? part.callId : undefined) };
+      }
       case "tool_call":
         return record.clearArgs === true ? { ...part, args: clearedArgsText(part.args.length) } : part;
       case "text":
@@ -102,9 +153,18 @@ export function clearMessage(
   });
 }
 
-/** The text of the synthetic message standing for a summarized span. */
-export function summaryText(record: SummarizationRecord, messageCount: number): string {
-  return `[Summary of ${messageCount} earlier message${messageCount === 1 ? "" : "s"}]\n${record.summary}`;
+/**
+ * The text of the synthetic message standing for a summarized span; from `cl-render/5` on its header says that
+ * `recall` finds the summarized messages by query.
+ */
+export function summaryText(
+  record: SummarizationRecord,
+  messageCount: number,
+  version: RenderFormatVersion = RENDER_FORMAT_VERSION,
+): string {
+  const what = `${messageCount} earlier message${messageCount === 1 ? "" : "s"}`;
+  const way = namesWayBack(version) ? "; recall by query finds them" : "";
+  return `[Summary of ${what}${way}]\n${record.summary}`;
 }
 
 /** The text of the synthetic message standing for an externalized span. */

@@ -20,6 +20,8 @@ export interface ExcerptOptions {
   readonly headShare?: number;
   /** The artifact holding the full text, named in the marker so the model can ask for it. */
   readonly artifactId?: string;
+  /** How the model can have the whole text again (e.g. `recall callId "c1"`), said in the marker. */
+  readonly wayBack?: string;
 }
 
 /** What was left out of a text. */
@@ -40,11 +42,12 @@ export interface TextExcerpt {
 /** The default token estimate: one token per 4 characters. */
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4);
 
-/** The marker standing for the omitted middle of a text. */
-export function omissionMarker(omitted: Omitted, artifactId?: string): string {
+/** The marker standing for the omitted middle of a text; `wayBack` says how to have it whole again. */
+export function omissionMarker(omitted: Omitted, artifactId?: string, wayBack?: string): string {
   const tokens = omitted.tokens === undefined ? "" : `, ~${omitted.tokens} tokens`;
   const where = artifactId === undefined ? "" : `; full text in artifact ${artifactId}`;
-  return `[… ${omitted.chars} chars (${omitted.lines} lines${tokens}) omitted${where} …]`;
+  const how = wayBack === undefined ? "" : `; ${wayBack}`;
+  return `[… ${omitted.chars} chars (${omitted.lines} lines${tokens}) omitted${where}${how} …]`;
 }
 
 /** A cut that does not split a UTF-16 surrogate pair: moves `at` back by one when it would. */
@@ -90,7 +93,7 @@ function build(text: string, keep: number, o: ExcerptOptions, total: number | un
   };
   const before = kept === "" || kept.endsWith("\n") ? kept : `${kept}\n`;
   const after = ending === "" ? "" : `\n${ending}`;
-  return { text: `${before}${omissionMarker(omitted, o.artifactId)}${after}`, omitted };
+  return { text: `${before}${omissionMarker(omitted, o.artifactId, o.wayBack)}${after}`, omitted };
 }
 
 /**
