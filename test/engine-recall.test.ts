@@ -365,6 +365,46 @@ describe("recall by query", () => {
     expect(countText(few.content)).toBeLessThanOrEqual(100);
   });
 
+  it("brings a matched call's compacted results along, beyond the limit: words of a command find its output", async () => {
+    const stores = createMemoryStores();
+    const { engine } = engineOn(stores);
+    const run = (n: number, cmd: string): MessageInput[] => [
+      {
+        id: `a${n}`,
+        role: "assistant",
+        parts: [{ type: "tool_call", callId: `c${n}`, name: "bash", args: JSON.stringify({ cmd }) }],
+      },
+      result(`r${n}`, `c${n}`, "<returncode>0</returncode>\n<output>\n</output>"),
+    ];
+    await engine.append("t", [
+      say("u", "user", "Patch the setup"),
+      ...run(1, "sed -i s/foo/bar/ setup.py"),
+      ...run(2, "ls"),
+      ...run(3, "cat README"),
+      say("last", "user", "Go on"),
+    ]);
+    const dropped = ["a1", "r1", "a2", "r2"];
+    await stores.plans.commit(
+      createPlan({
+        threadId: "t",
+        version: 1,
+        basedOnSeq: 8,
+        actions: [action("drop", dropped), action("clear", ["r3"])],
+      }),
+      0,
+    );
+    const found = await query(engine, { query: "sed setup", limit: 1 });
+    expect(found.matches.map((m) => [m.messageId, m.fate])).toEqual([
+      ["a1", "dropped"],
+      ["r1", "dropped"],
+    ]);
+    expect(found.content).toContain("[message r1 · tool · dropped]\n<returncode>0</returncode>");
+    // A result found on its own is not repeated after its call; a kept call brings nothing (it is in the request).
+    const both = await query(engine, { query: "returncode sed" });
+    expect(ids(both).filter((id) => id === "r1")).toHaveLength(1);
+    expect(ids(await query(engine, { query: "README" }))).toEqual([]);
+  });
+
   it("refuses a thread without messages", async () => {
     const { engine } = engineOn(createMemoryStores());
     const error = await rejection(engine.recall("nowhere", { query: "x" }), NotFoundError);

@@ -43,7 +43,7 @@ export type RecallRequest =
   | { readonly callId: string }
   | {
       readonly query: string;
-      /** Matches to return, best first: 1 to 50 (default 5). */
+      /** Matches to return, best first: 1 to 50 (default 5); a matched call's results come along beyond it. */
       readonly limit?: number;
     };
 
@@ -221,6 +221,36 @@ function searchLoaded(found: ReadonlyMap<number, FoundMessage>, query: string, l
   return index.search({ terms: searchTerms(query), limit, seqs: undefined });
 }
 
+/**
+ * The messages a search found, best first, each tool call followed by those of its results the plan compacts and
+ * the search did not find on their own: an empty or repeated output has no words to be found by, but the call
+ * that made it has.
+ */
+function withResults(
+  log: LogView,
+  compacted: ReadonlyMap<number, FoundMessage>,
+  hits: ReadonlyArray<LogSearchHit>,
+): FoundMessage[] {
+  const hitSeqs = new Set(hits.map((hit) => hit.seq));
+  const added = new Set<number>();
+  const out: FoundMessage[] = [];
+  const add = (seq: number, f: FoundMessage) => {
+    added.add(seq);
+    out.push(f);
+  };
+  for (const hit of hits) {
+    const f = compacted.get(hit.seq);
+    if (f === undefined || f.message.id !== hit.messageId || added.has(hit.seq)) continue;
+    add(hit.seq, f);
+    if (f.message.role !== "assistant") continue;
+    for (const seq of log.resultsOf(hit.seq)) {
+      const result = compacted.get(seq);
+      if (result !== undefined && !hitSeqs.has(seq) && !added.has(seq)) add(seq, result);
+    }
+  }
+  return out;
+}
+
 async function recallQuery(
   core: EngineCore,
   threadId: string,
@@ -239,10 +269,7 @@ async function recallQuery(
         ? searchLoaded(compacted, query, limit)
         : await store.search(threadId, query, { limit, seqs: [...compacted.keys()] });
   }
-  const found = hits.flatMap((hit) => {
-    const f = compacted.get(hit.seq);
-    return f === undefined || f.message.id !== hit.messageId ? [] : [f];
-  });
+  const found = withResults(thread.log, compacted, hits);
   const fitted = fitMatches(query, found, core.settings.recall.maxTokens, count);
   return { kind: "query" as const, query, ...fitted };
 }
@@ -253,8 +280,9 @@ async function recallQuery(
  * (else `AccessDeniedError`); a missing one is a `NotFoundError` naming the thread and the id. By call id: the
  * call's results in the log, whatever the plan does with them, except those whose message is above the clearance
  * (`AccessDeniedError` when that leaves none); a call the thread never made, or one still without a result, is a
- * `NotFoundError` naming the thread and the id. By query: the messages
- * the current plan clears, summarizes, externalizes or drops, within the clearance, searched in the log store.
+ * `NotFoundError` naming the thread and the id. By query: the messages the current plan clears, summarizes,
+ * externalizes or drops, within the clearance, searched in the log store; a matched tool call brings its
+ * compacted results along (right after it, beyond `limit`).
  * Bad arguments are a `ValidationError` (whose message the harness may send back as the tool result).
  */
 export function recall(core: EngineCore, threadId: string, request: RecallRequest): Promise<RecallResult> {

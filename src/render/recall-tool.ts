@@ -18,7 +18,8 @@ const DESCRIPTION =
   "Pass `artifactId` to get the full content behind a pointer: a message saying content was stored as " +
   "artifact art_… names the id to pass. Pass `callId` to get a tool result back whose body was cleared: the " +
   'placeholder names it (recall callId "…"). Or pass `query` (a few words) to search earlier messages that were ' +
-  "compacted away (cleared, summarized, externalized or dropped), best matches first. Give exactly one of " +
+  "compacted away (cleared, summarized, externalized or dropped), best matches first; a matching tool call " +
+  "comes with its result, so words of a command find its output. Give exactly one of " +
   "`artifactId`, `callId` and `query`. Long content comes back cut in the middle, with a marker saying what was " +
   "left out.";
 
