@@ -201,11 +201,18 @@ export function pipelineFromConfig(value: unknown, deps: PipelineDependencies = 
       return atEntry(error, index, use);
     }
   });
+  // A pipeline that externalizes also moves the non-replayable groups its fallback gives up to artifacts.
+  const store =
+    deps.artifacts !== undefined && config.strategies.some((entry) => entry.use === "externalize")
+      ? { artifacts: deps.artifacts, tenant: full.tenant }
+      : {};
   const pipeline = createPipeline({
     strategies,
-    ...(config.fallback === undefined
-      ? {}
-      : { fallback: config.fallback === false ? false : createHardFallback(config.fallback) }),
+    ...(config.fallback === false
+      ? { fallback: false }
+      : config.fallback === undefined && store.artifacts === undefined
+        ? {}
+        : { fallback: createHardFallback({ ...(config.fallback ?? {}), ...store }) }),
     ...pick(config, [
       "goalRatio",
       "minGain",

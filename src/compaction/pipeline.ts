@@ -147,5 +147,10 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     durability: classesOf(options),
     failures: new Map<string, { count: number; cooldown: number }>(),
   };
-  return { strategies, pendingCalls: settings.pendingCalls, run: (input) => runPipeline(input, settings) };
+  return {
+    strategies,
+    pendingCalls: settings.pendingCalls,
+    run: (input) => runPipeline(input, settings),
+    withStrategies: (only) => createPipeline({ ...options, strategies: only }),
+  };
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { BudgetInfeasibleError } from "../errors/ledger-error.js";
+import type { Group } from "../log/groups.js";
 import { countBelow } from "../log/history-store.js";
 import type { LogView } from "../log/log-view.js";
 import { type CompactionPlan, nextPlan, type PlanAction } from "../plan/compaction-plan.js";
@@ -9,6 +10,7 @@ import { spanOfSeqs } from "../plan/span-seqs.js";
 import { textTokenCounter } from "../texts/text-excerpt.js";
 import { dropRank } from "./durability-classes.js";
 import { classesOf, durableExcerpts, neverCleared, stampsSave } from "./durable-clears.js";
+import { type ArtifactPort, type GroupStore, storeGroup } from "./externalization.js";
 import { parseOptions } from "./options.js";
 import { excerptsFor } from "./oversized-excerpt.js";
 import { newestGroupOf, untouchableSeqs } from "./protected-core.js";
@@ -405,9 +407,87 @@ function propose(ctx: StrategyContext, name: string, protect: Protect, allowCut 
  * call arguments that are left (a clear: the calls and their pairing stay). When even that does not fit, it
  * throws `BudgetInfeasibleError` saying by how much; the pipeline turns that into a failed run.
  */
-export function createHardFallback(options: HardFallbackOptions = {}): Strategy {
-  const o = parseOptions(hardFallbackOptionsSchema, options, "hardFallback");
+export function createHardFallback(options: HardFallbackOptions & FallbackStore = {}): Strategy {
+  const { artifacts, tenant, ...json } = options;
+  const o = parseOptions(hardFallbackOptionsSchema, json, "hardFallback");
   const name = o.name ?? "hardFallback";
   const protect = o.protect ?? "lastTurn";
-  return { name, cost: "free", kinds: ["drop", "clear"], propose: (ctx) => propose(ctx, name, protect) };
+  if (artifacts === undefined) {
+    return { name, cost: "free", kinds: ["drop", "clear"], propose: (ctx) => propose(ctx, name, protect) };
+  }
+  const to: GroupStore = { store: artifacts, tenant: tenant ?? "default", name };
+  return {
+    name,
+    cost: "free",
+    kinds: ["drop", "clear", "externalize"],
+    propose: (ctx) => keepNonReplayable(ctx, propose(ctx, name, protect), to),
+  };
+}
+
+/**
+ * Where the fallback moves the non-replayable groups it would drop. Given only to a pipeline that externalizes
+ * (`pipelineFromConfig` does so when the config has an `externalize` step): a turn that brings content back runs
+ * without one, so it never writes new artifacts.
+ */
+export interface FallbackStore {
+  readonly artifacts?: ArtifactPort;
+  /** Tenant the artifacts belong to (default `default`). */
+  readonly tenant?: string;
+}
+
+/**
+ * The proposal with the non-replayable groups its drops give up moved to artifacts instead (a pointer each), when
+ * the request with those pointers still fits the target; otherwise, or when the store fails, the drops stand
+ * (a note says why).
+ */
+async function keepNonReplayable(
+  ctx: StrategyContext,
+  proposal: Proposal,
+  to: GroupStore,
+): Promise<Proposal> {
+  const { log } = ctx;
+  const classes = classesOf(ctx);
+  const dropped = new Set<number>();
+  for (const action of proposal.actions) {
+    if (action.kind !== "drop") continue;
+    for (const id of action.span) dropped.add(log.seqOf(id)!);
+  }
+  const groups = new Map<number, Group>();
+  for (const seq of dropped) {
+    const g = log.groupIndexOf(seq);
+    if (groups.has(g)) continue;
+    const group = log.groupAt(g);
+    // Only whole groups the proposal drops entirely, still verbatim before it.
+    if (!group.seqs.every((s) => dropped.has(s))) continue;
+    if (classes.classOfGroup(log, group) === "non-replayable") groups.set(g, group);
+  }
+  if (groups.size === 0) return proposal;
+  const moved = new Set<number>();
+  const pointers: PlanAction[] = [];
+  try {
+    for (const group of [...groups.values()].sort((a, b) => a.index - b.index)) {
+      pointers.push(await storeGroup(ctx, group, to));
+      for (const seq of group.seqs) moved.add(seq);
+    }
+  } catch (cause) {
+    const message = `could not store a non-replayable group: ${cause instanceof Error ? cause.message : String(cause)}; it is dropped`;
+    return { ...proposal, notes: [{ level: "error", code: "artifact_store_failed", message, cause }] };
+  }
+  const actions: PlanAction[] = [];
+  for (const action of proposal.actions) {
+    if (action.kind !== "drop") {
+      actions.push(action);
+      continue;
+    }
+    const span = action.span.filter((id) => !moved.has(log.seqOf(id)!));
+    if (span.length > 0) actions.push({ ...action, span });
+  }
+  actions.push(...pointers);
+  actions.sort((a, b) => log.seqOf(a.span[0]!)! - log.seqOf(b.span[0]!)!);
+  const tokens = ctx.measure(nextPlan(ctx.plan, [...ctx.plan.actions, ...actions], log.length));
+  if (tokens > ctx.target) {
+    const note = `${groups.size} non-replayable group(s) dropped: their pointers would bring the request to ${tokens} tokens, over the ${ctx.target}-token target`;
+    return { ...proposal, notes: [{ level: "info", code: "pointers_do_not_fit", message: note }] };
+  }
+  return { actions };
 }
