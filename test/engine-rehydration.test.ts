@@ -53,7 +53,12 @@ async function externalizedThread(
     actions.push({
       kind: "externalize" as const,
       span: [`a${i}`, `r${i}`],
-      record: { kind: "externalize" as const, artifactId: meta.artifactId, summary: `file f${i}` },
+      record: {
+        kind: "externalize" as const,
+        artifactId: meta.artifactId,
+        summary: `file f${i}`,
+        tenant: a.tenant ?? "acme",
+      },
       strategy: "test",
       reason: "moved out",
     });
@@ -144,9 +149,10 @@ describe("rehydration by reference", () => {
     expect(turn.stats.rehydrated).toEqual([]);
     expect(turn.stats.rehydrationBlocked).toEqual([
       { artifactId: ids[0], reason: "sensitivity" },
-      { artifactId: ids[1], reason: "missing" },
+      { artifactId: ids[1], reason: "tenant" },
     ]);
     expect(JSON.stringify(turn.request)).not.toContain("secret");
+    expect(JSON.stringify(turn.request)).not.toContain("theirs");
     expect(events.filter((e) => e.type === "rehydration_blocked")).toHaveLength(2);
   });
 

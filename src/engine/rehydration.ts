@@ -42,12 +42,17 @@ function shownTokens(core: EngineCore, artifactId: string, content: string, trun
 
 /** The ids of the artifacts `plan` externalized, in plan order. */
 export function externalizedIds(plan: CompactionPlan): ReadonlyArray<string> {
-  const ids = new Set<string>();
+  return [...externalizedTenants(plan).keys()];
+}
+
+/** The artifacts the plan externalized, each with the tenant it was written for (undefined in older plans). */
+function externalizedTenants(plan: CompactionPlan): ReadonlyMap<string, string | undefined> {
+  const ids = new Map<string, string | undefined>();
   for (const action of plan.actions) {
     if (action.kind === "externalize" && action.record.kind === "externalize")
-      ids.add(action.record.artifactId);
+      ids.set(action.record.artifactId, action.record.tenant);
   }
-  return [...ids];
+  return ids;
 }
 
 /**
@@ -100,7 +105,8 @@ export async function planRehydration(
 ): Promise<RehydrationPlan> {
   const settings = core.settings.rehydration;
   if (!settings.detect) return NO_REHYDRATION;
-  const known = externalizedIds(plan);
+  const tenants = externalizedTenants(plan);
+  const known = [...tenants.keys()];
   if (known.length === 0) return NO_REHYDRATION;
   const recent = await recentCalls(core, log.threadId, Math.max(1, settings.cooldownCalls));
   const from = recent.at(-1)?.logSeq ?? 0;
@@ -117,7 +123,7 @@ export async function planRehydration(
       blocked.push({ artifactId, reason: "cooldown" });
       continue;
     }
-    const read = await readArtifact(core, artifactId, log.threadId);
+    const read = await readArtifact(core, artifactId, log.threadId, tenants.get(artifactId));
     if ("blocked" in read) {
       blocked.push({ artifactId, reason: read.blocked });
       continue;
@@ -151,11 +157,15 @@ async function readArtifact(
   core: EngineCore,
   artifactId: string,
   threadId: string,
+  writtenFor: string | undefined,
 ): Promise<{ readonly content: string } | { readonly blocked: RehydrationBlockReason }> {
   const context = { tenant: core.settings.tenant, clearance: core.settings.clearance };
   try {
     const artifact = await core.stores.artifacts.get(artifactId, context);
-    if (artifact === undefined) return { blocked: "missing" };
+    // A store answers another tenant's artifact as not found (it never says it exists); the plan knows whose it is.
+    if (artifact === undefined) {
+      return { blocked: writtenFor !== undefined && writtenFor !== context.tenant ? "tenant" : "missing" };
+    }
     // Another thread's artifact (or another tenant's, which reads as not found) is not this thread's to show.
     if (artifact.meta.threadId !== undefined && artifact.meta.threadId !== threadId)
       return { blocked: "missing" };

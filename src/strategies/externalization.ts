@@ -226,6 +226,7 @@ async function externalize(
       artifactId: meta.artifactId,
       summary,
       sizeChars: meta.sizeChars,
+      tenant: s.tenant,
     };
     const reason = `${group.messageIds.length} message(s) (${formatSize(meta.sizeChars)}) moved to artifact ${meta.artifactId}`;
     return { action: { kind: "externalize", span: group.messageIds, record, strategy: s.name, reason } };
@@ -329,6 +330,7 @@ export async function storeGroup(ctx: StrategyContext, group: Group, to: GroupSt
     artifactId: meta.artifactId,
     summary,
     sizeChars: meta.sizeChars,
+    tenant: to.tenant,
   };
   const reason = `${group.messageIds.length} message(s) (${formatSize(meta.sizeChars)}) moved to artifact ${meta.artifactId} rather than dropped`;
   return { kind: "externalize", span: group.messageIds, record, strategy: to.name, reason };
