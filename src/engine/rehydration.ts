@@ -6,10 +6,12 @@
  * the last message of this turn's request; what cannot be shown is reported with its reason. The decisions are
  * recorded with the call, so replay shows the same bytes and the cooldown holds across workers.
  */
+
 import { AccessDeniedError } from "../errors/ledger-error.js";
 import type { LogView } from "../log/log-view.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import type { ProviderFormat } from "../render/provider-rules.js";
+import { RECALL_TOOL } from "../render/recall-tool.js";
 import type { RehydratedArtifact } from "../render/render-prompt.js";
 import type { ModelCallRecord } from "../stores/model-call-store.js";
 import { rehydratedText } from "../texts/placeholders.js";
@@ -57,8 +59,9 @@ function externalizedTenants(plan: CompactionPlan): ReadonlyMap<string, string |
 
 /**
  * The externalized artifacts referred to in messages [from, log.length), in the order of their last reference
- * (the latest last; within a message, by where in it). Only user and assistant messages count: a tool result naming an id is not the model or the
- * user asking for it.
+ * (the latest last; within a message, by where in it). Only user and assistant messages count: a tool result
+ * naming an id is not the model or the user asking for it, and a call of the `recall` tool is answered by its own
+ * result.
  */
 export function referencedArtifacts(log: LogView, from: number, known: ReadonlyArray<string>): string[] {
   if (known.length === 0) return [];
@@ -68,7 +71,9 @@ export function referencedArtifacts(log: LogView, from: number, known: ReadonlyA
     const message = log.at(seq)!;
     if (message.role !== "user" && message.role !== "assistant") continue;
     message.parts.forEach((part, p) => {
-      const text = part.type === "text" ? part.text : part.type === "tool_call" ? part.args : undefined;
+      // A `recall` call's own arguments are not a reference: its answer brings the artifact back already.
+      const args = part.type === "tool_call" && part.name !== RECALL_TOOL.name ? part.args : undefined;
+      const text = part.type === "text" ? part.text : args;
       if (text === undefined) return;
       for (const id of known) {
         const at = text.lastIndexOf(id);
