@@ -136,7 +136,7 @@ export class ReferenceTally {
     this.#pendingRecalled = [];
   }
 
-  /** The reply to call `call` came back: remembers the ids it names, to settle them on the next call. */
+  /** A reply came back: remembers the ids it names outside `recall`, to settle them on the next call. */
   onReply(message: ChatCompletionMessage): void {
     this.#pendingNamed = namedIds(message);
   }
@@ -163,8 +163,10 @@ export class ReferenceTally {
       if (result?.kind !== "artifact") {
         return this.#record("recallId", "failed", `${where}: ${error?.message ?? "no artifact answer"}`);
       }
-      // Whole when not cut; cut means shorter than what the store holds.
-      const faithful = result.truncated ? result.content.length < content.length : result.content === content;
+      // Whole when not cut; a cut keeps the head (hundreds of tokens), so it is shorter and starts alike.
+      const faithful = result.truncated
+        ? result.content.length < content.length && result.content.slice(0, 32) === content.slice(0, 32)
+        : result.content === content;
       if (!faithful)
         return this.#record("recallId", "failed", `${where}: the content differs from the store's`);
       return this.#record("recallId", "honoured");

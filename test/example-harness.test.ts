@@ -162,7 +162,7 @@ describe("local OpenAI server: negative controls", () => {
 
 describe("reference tally: outcomes held against what the harness sees", () => {
   const ID = `art_${"a".repeat(32)}`;
-  const CONTENT = '{"id":"m1","role":"tool","parts":[]}';
+  const CONTENT = '{"id":"m1","role":"tool","parts":[{"type":"tool_result","callId":"c1","content":"ok"}]}';
   const checks = (over: Partial<ReferenceChecks> = {}): ReferenceChecks => ({
     artifactContent: async (id) => (id === ID ? CONTENT : undefined),
     fateOf: async () => "dropped",
@@ -261,15 +261,17 @@ describe("reference tally: outcomes held against what the harness sees", () => {
 
   it("holds a recall by id to the store's content", async () => {
     const tally = new ReferenceTally(checks());
-    const answer = (content: string) =>
-      recallAnswer({ artifactId: ID }, { kind: "artifact", artifactId: ID, content, truncated: false });
+    const answer = (content: string, truncated = false) =>
+      recallAnswer({ artifactId: ID }, { kind: "artifact", artifactId: ID, content, truncated });
     await tally.onRecall(answer(CONTENT));
+    await tally.onRecall(answer(`${CONTENT.slice(0, 40)}…[cut]`, true));
     await tally.onRecall(answer(`${CONTENT} changed`));
+    await tally.onRecall(answer("…[cut]", true)); // said cut, but not the store's head
     await tally.onRecall(recallAnswer({ artifactId: ID })); // refused although the artifact is there
     await tally.onRecall(recallAnswer({ artifactId: "art_nope" })); // refused, and there is no such artifact
     const f = tally.figures();
-    expect(f.byChannel.recallId).toEqual({ made: 4, honoured: 1 });
-    expect(f.outcomes).toEqual({ honoured: 1, failed: 2, notAnArtifact: 1 });
+    expect(f.byChannel.recallId).toEqual({ made: 6, honoured: 2 });
+    expect(f.outcomes).toEqual({ honoured: 2, failed: 3, notAnArtifact: 1 });
   });
 
   it("excuses malformed recall arguments the engine refuses, and fails them when it answers", async () => {
