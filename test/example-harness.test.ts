@@ -66,6 +66,8 @@ describe("example agent harness", () => {
     expect(r.failures).toEqual([]);
     expect(r.honourable).toBeGreaterThanOrEqual(25);
     expect(r.honoured).toBe(r.honourable);
+    // A recall answers by itself: the next request does not bring the same artifact back again.
+    expect(r.rehydratedAfterRecall).toBe(0);
     expect(harnessFailed(summary, 310)).toBe(false);
   });
 
