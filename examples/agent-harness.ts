@@ -2,7 +2,10 @@
  * An agent loop of hundreds of turns through the context engine and the official `openai` SDK, against a local
  * server that rejects what the real API rejects: `npx tsx examples/agent-harness.ts [--turns N] [--db PATH]`.
  * Every turn: `prepareTurn` → `chat.completions.create` → `recordUsage` → append the reply and the tool
- * results. It exits 1 if the server rejected a single request or a replay did not match.
+ * results. Large tool-call groups are externalized, the model is offered `recall` beside the fake tools, and
+ * the harness counts how the model's references back to moved-out content were honoured. It exits 1 if the
+ * server rejected a single request, a replay did not match, or a reference the engine should have honoured got
+ * nothing.
  */
 import { createHash } from "node:crypto";
 import { resolve } from "node:path";
@@ -16,17 +19,23 @@ import {
   createMemoryStores,
   createTokenBudget,
   createTokenizer,
+  DEFAULT_PIPELINE_CONFIG,
+  type Message,
   type MessageFate,
   type PipelineConfig,
+  type RehydrationOptions,
+  recallTool,
   type Stores,
   type TokenBudget,
   type TurnStats,
 } from "../src/index.js";
 import { openSqliteStores } from "../src/stores/sqlite/index.js";
 import { assistantInput, carriesResults, resultsById, toolMessages, userMessage } from "./chat-log-bridge.js";
-import { FAKE_TOOLS } from "./fake-tools.js";
+import { FAKE_TOOLS, runFakeTool } from "./fake-tools.js";
 import { formatSummary, type HarnessSummary, harnessFailed } from "./harness-report.js";
 import { type LocalOpenAIServer, startLocalOpenAIServer } from "./local-openai-server.js";
+import { answerRecall } from "./recall-answer.js";
+import { type ReferenceChecks, ReferenceTally, searchWords } from "./reference-tally.js";
 import { createScriptedAgentModel } from "./scripted-agent-model.js";
 
 export type { HarnessSummary } from "./harness-report.js";
@@ -46,8 +55,23 @@ export interface HarnessOptions {
   readonly seed?: number;
   /** Replay every n-th call (default 1: every call). */
   readonly replayEvery?: number;
-  /** The compaction pipeline (default: the engine's default pipeline). */
+  /**
+   * Move tool-call groups of more than 8,000 characters to the artifact store, behind a pointer, once they are no
+   * longer the newest (default true). Ignored when `pipeline` is given.
+   */
+  readonly externalize?: boolean;
+  /** The compaction pipeline (default: `EXTERNALIZING_PIPELINE`, or the engine's default without `externalize`). */
   readonly pipeline?: PipelineConfig;
+  /**
+   * Tokens of the window kept free besides the reply reserve (default 4 % of the window). Calibration learns the
+   * median ratio of the server's count to the engine's, but a recalled or rehydrated artifact is JSON text (one
+   * line per message), which this server, tokenizing the request's JSON, counts with every escape doubled: some
+   * 15 % above the engine's count on that content, against 3–5 % on the rest. The margin covers requests heavy
+   * with it.
+   */
+  readonly safetyMargin?: number;
+  /** How the engine brings back artifacts the model names (default: the engine's, with a cooldown of 3 calls). */
+  readonly rehydration?: RehydrationOptions;
   /** Calibration settings of the engine; `{ maxRatio: 1 }` switches calibration off. */
   readonly calibration?: Partial<CalibrationSettings>;
   /** Called with a progress line every 50 turns. */
@@ -59,6 +83,23 @@ export interface HarnessOptions {
 const MODEL = "gpt-4o";
 const API_KEY = "sk-local-harness";
 const THREAD = "agent-harness";
+const TENANT = "harness";
+/** The engine's default, named here because the harness checks the cooldown it reports. */
+const COOLDOWN_CALLS = 3;
+
+/** What the model is offered every turn: the fake tools and `recall`. */
+const TOOLS = [...FAKE_TOOLS, recallTool("openai")];
+
+/**
+ * The engine's default pipeline with externalization in front of it: a tool-call group whose texts, arguments and
+ * results exceed 8,000 characters (about 2,000 tokens, an eighth of the default window) moves to the artifact
+ * store once a newer group follows it. It goes first because the other strategies would otherwise stub those
+ * results before it saw them, and a stub cannot be brought back whole.
+ */
+export const EXTERNALIZING_PIPELINE: PipelineConfig = {
+  ...DEFAULT_PIPELINE_CONFIG,
+  strategies: [{ use: "externalize", minChars: 8_000 }, ...DEFAULT_PIPELINE_CONFIG.strategies],
+};
 
 const SYSTEM_PROMPT =
   "You are a coding agent working in the context-ledger repository. Use the tools to read files, search and run tests; report briefly when a step is done.";
@@ -117,6 +158,7 @@ interface Tally {
   latestChecked: number;
   latestIntact: number;
   lastStats: TurnStats | undefined;
+  readonly references: ReferenceTally;
 }
 
 interface Session {
@@ -141,17 +183,24 @@ function openSession(
 ): Session {
   const replyReserve = options.replyReserve ?? 1_024;
   // The tool definitions go with every request but are no message: the budget keeps room for them.
-  const toolSchemaTokens = createTokenizer({ model: MODEL }).count(JSON.stringify(FAKE_TOOLS));
+  const toolSchemaTokens = createTokenizer({ model: MODEL }).count(JSON.stringify(TOOLS));
   const budget = createTokenBudget({
     model: MODEL,
     contextWindow: server.contextWindow,
     reserveOutput: replyReserve,
     toolSchemaTokens,
+    safetyMargin: options.safetyMargin ?? Math.ceil(server.contextWindow * 0.04),
   });
+  const pipeline = options.pipeline ?? (options.externalize === false ? undefined : EXTERNALIZING_PIPELINE);
   const engine = createContextEngine({
     stores,
     budget,
-    ...(options.pipeline === undefined ? {} : { pipeline: options.pipeline }),
+    tenant: TENANT,
+    rehydration: { cooldownCalls: COOLDOWN_CALLS, ...options.rehydration },
+    // A recall answer lands in the log as a tool result: at the engine's default 4,000 tokens, two in a row would
+    // take half of a 16k window. The per-artifact cap of rehydration is the same 2,000.
+    recall: { maxTokens: 2_000 },
+    ...(pipeline === undefined ? {} : { pipeline }),
     ...(options.calibration === undefined ? {} : { calibration: options.calibration }),
   });
   return {
@@ -176,6 +225,9 @@ function openSession(
       latestChecked: 0,
       latestIntact: 0,
       lastStats: undefined,
+      references: new ReferenceTally(
+        referenceChecks(engine, stores, threadId, options.rehydration?.cooldownCalls ?? COOLDOWN_CALLS),
+      ),
     },
     latest: new Map(),
   };
@@ -198,12 +250,13 @@ async function step(s: Session, turn: number): Promise<boolean> {
     tally.latestChecked++;
     if (carriesResults(prepared.request.messages, s.latest)) tally.latestIntact++;
   }
+  await tally.references.onTurn(turn, prepared.stats, prepared.request.messages);
   let reply: OpenAI.Chat.ChatCompletion;
   try {
     reply = await s.client.chat.completions.create({
       model: MODEL,
       messages: prepared.request.messages,
-      tools: [...FAKE_TOOLS],
+      tools: TOOLS,
       max_completion_tokens: s.replyReserve,
     });
   } catch (error) {
@@ -224,13 +277,62 @@ async function step(s: Session, turn: number): Promise<boolean> {
   s.onTurn?.(turn, prepared.stats, usage?.prompt_tokens);
   const message = reply.choices[0]?.message;
   if (message === undefined) throw new Error(`turn ${turn}: the server answered without a choice`);
-  const results = toolMessages(message);
+  tally.references.onReply(message);
+  const results = await toolMessages(message, async (name, args, callId) => {
+    if (name !== "recall") return runFakeTool(name, args, callId);
+    const answer = await answerRecall(s.engine, s.threadId, args);
+    await tally.references.onRecall(answer);
+    return answer.output;
+  });
   tally.toolCalls += results.length;
   s.latest = resultsById(results);
   // A report ends a step of the task: the user answers with the next one.
   const next = results.length === 0 ? [userMessage(TASKS[tally.userMessages++ % TASKS.length]!)] : [];
   await s.engine.append(s.threadId, [assistantInput(message), ...results, ...next]);
   return true;
+}
+
+/** The harness's own view of artifacts and fates, to hold the engine's answers to references against. */
+function referenceChecks(
+  engine: ContextEngine,
+  stores: Stores,
+  threadId: string,
+  cooldownCalls: number,
+): ReferenceChecks {
+  return {
+    cooldownCalls,
+    artifactContent: async (artifactId) => {
+      const artifact = await stores.artifacts.get(artifactId, { tenant: TENANT, clearance: "restricted" });
+      return artifact?.meta.threadId === threadId ? artifact.content : undefined;
+    },
+    fateOf: async (messageId) => (await engine.explain(threadId, { id: messageId })).rows[0]?.state,
+    compactedHolding: async (words) => {
+      for (const word of words) {
+        // explain's grep matches a substring; the log search matches whole words, so each row is read again.
+        for (const row of (await engine.explain(threadId, { grep: word })).rows) {
+          if (row.state === "kept") continue;
+          const [stored] = await stores.log.read(threadId, row.seq, row.seq + 1);
+          if (stored !== undefined && searchWords(partsText(stored.message)).includes(word)) return row.id;
+        }
+      }
+      return undefined;
+    },
+  };
+}
+
+/** What a search reads of a message: its texts, its calls' names and arguments, its results. */
+function partsText(message: Message): string {
+  return message.parts
+    .map((p) =>
+      p.type === "text"
+        ? p.text
+        : p.type === "tool_call"
+          ? `${p.name} ${p.args}`
+          : p.type === "tool_result"
+            ? p.content
+            : "",
+    )
+    .join("\n");
 }
 
 function digest(value: unknown): string {
@@ -276,6 +378,7 @@ async function summarize(s: Session, replayEvery: number, started: number): Prom
     observedRatio: tally.ratioMax === 0 ? { min: 1, max: 1 } : { min: tally.ratioMin, max: tally.ratioMax },
     latestResults: { checked: tally.latestChecked, intact: tally.latestIntact },
     replays: { checked, ok },
+    references: tally.references.figures(),
     durationMs: performance.now() - started,
   };
 }
@@ -296,6 +399,7 @@ async function main(): Promise<void> {
       window: { type: "string", default: "16000" },
       seed: { type: "string", default: "1" },
       "no-calibration": { type: "boolean", default: false },
+      "no-externalize": { type: "boolean", default: false },
     },
   });
   const turns = positiveInt("turns", values.turns);
@@ -305,6 +409,7 @@ async function main(): Promise<void> {
     seed: positiveInt("seed", values.seed),
     // Shows why calibration matters: the server counts a little more than the engine does.
     ...(values["no-calibration"] ? { calibration: { maxRatio: 1 } } : {}),
+    externalize: !values["no-externalize"],
     ...(values.db === undefined ? {} : { dbPath: values.db }),
     progress: (line) => console.log(line),
   });

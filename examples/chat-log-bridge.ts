@@ -5,20 +5,28 @@
  */
 import type { ChatCompletionMessage, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { fromOpenAIChatCompletion, type MessageInput, toolResultMessage } from "../src/index.js";
-import { runFakeTool } from "./fake-tools.js";
+import { type FakeToolOutput, runFakeTool } from "./fake-tools.js";
 
 /** The log's shape of a model reply: its text (when there is any), then its tool calls in order. */
 export function assistantInput(message: ChatCompletionMessage): MessageInput {
   return fromOpenAIChatCompletion(message);
 }
 
-/** Runs a reply's tool calls with the fake tools: one tool message per call, tagged with the tool's name. */
-export function toolMessages(message: ChatCompletionMessage): MessageInput[] {
+/** Runs one tool call: the fake tools by default, or whatever else the harness answers (such as `recall`). */
+export type ToolRunner = (name: string, args: string, callId: string) => Promise<FakeToolOutput>;
+
+const fakeTools: ToolRunner = async (name, args, callId) => runFakeTool(name, args, callId);
+
+/** Runs a reply's tool calls in order: one tool message per call, tagged with the tool's name. */
+export async function toolMessages(
+  message: ChatCompletionMessage,
+  run: ToolRunner = fakeTools,
+): Promise<MessageInput[]> {
   const out: MessageInput[] = [];
   for (const call of message.tool_calls ?? []) {
     // Custom (free-form) tools are never offered by the harness, so only function calls can come back.
     if (call.type !== "function") continue;
-    const result = runFakeTool(call.function.name, call.function.arguments, call.id);
+    const result = await run(call.function.name, call.function.arguments, call.id);
     out.push(
       toolResultMessage(call.id, result.content, { isError: result.isError, toolName: call.function.name }),
     );

@@ -1,7 +1,8 @@
 /**
  * The "model" behind the example's local server: a deterministic policy that answers a Chat Completions request
- * the way a coding agent's model does — mostly parallel tool calls, now and then a plain-text report — so a
- * harness can be driven for hundreds of turns without a real model.
+ * the way a coding agent's model does — mostly parallel tool calls, now and then a plain-text report, and now and
+ * then a reference back to content compaction moved out (a pointer's artifact id or a few words) — so a harness
+ * can be driven for hundreds of turns without a real model.
  */
 import { SeededRandom } from "../src/sample/index.js";
 
@@ -25,6 +26,14 @@ export interface ScriptedAgentOptions {
   readonly seed?: number;
   /** Chance of a plain-text report after tool results (default 0.2). */
   readonly textChance?: number;
+  /**
+   * Chance that a request showing pointers to externalized content gets a reply referring back to them (default
+   * 0.2): a `recall` call by artifact id or by query, or an artifact id named in the text or in a tool call's
+   * arguments. Only when the request offers `recall`.
+   */
+  readonly referenceChance?: number;
+  /** Chance that an artifact id the model refers to is mistyped, as models now and then garble ids (default 0.05). */
+  readonly typoChance?: number;
 }
 
 /** Decides the reply to the `n`-th request (1-based) from its body. */
@@ -94,6 +103,77 @@ function argumentsFor(name: string, next: () => number): string {
   return JSON.stringify(args);
 }
 
+/** How a reply refers back to compacted content. */
+export type ReferenceKind = "recallId" | "recallQuery" | "text" | "argument";
+
+/** How often each kind is chosen: recall by id most, as the pointer asks. */
+const REFERENCE_WEIGHTS: ReadonlyArray<readonly [ReferenceKind, number]> = [
+  ["recallId", 0.4],
+  ["recallQuery", 0.2],
+  ["text", 0.2],
+  ["argument", 0.2],
+];
+
+/** The sentence of a pointer that names its artifact (`… stored as artifact art_<hex>`). */
+const POINTER_ID = /stored as artifact (art_[0-9a-f]+)/g;
+
+/** The artifact ids the request's pointers name, in the order they appear, each once. */
+export function pointerIds(body: Readonly<Record<string, unknown>>): ReadonlyArray<string> {
+  const ids = new Set<string>();
+  for (const m of Array.isArray(body.messages) ? body.messages : []) {
+    const content = (m as { readonly content?: unknown } | undefined)?.content;
+    if (typeof content !== "string") continue;
+    for (const match of content.matchAll(POINTER_ID)) ids.add(match[1]!);
+  }
+  return [...ids];
+}
+
+function weighted<T>(items: ReadonlyArray<readonly [T, number]>, next: () => number): T {
+  let r = next() * items.reduce((sum, [, w]) => sum + w, 0);
+  for (const [item, w] of items) {
+    r -= w;
+    if (r < 0) return item;
+  }
+  return items.at(-1)![0];
+}
+
+/** The id as the model writes it: now and then with its last character wrong. */
+function recalledId(id: string, typoChance: number, next: () => number): string {
+  if (next() >= typoChance) return id;
+  const last = id.at(-1) === "0" ? "1" : "0";
+  return `${id.slice(0, -1)}${last}`;
+}
+
+/** A reply that refers back to an artifact (or, for a query, to words of earlier work). */
+function referenceReply(
+  kind: ReferenceKind,
+  id: string,
+  n: number,
+  tools: ReadonlyArray<string>,
+  next: () => number,
+): ScriptedReply {
+  const callId = (k: number) => `call_${String(n).padStart(5, "0")}_${k}`;
+  const recall = (args: Readonly<Record<string, unknown>>) => ({
+    content: null,
+    toolCalls: [{ id: callId(0), name: "recall", arguments: JSON.stringify(args) }],
+  });
+  if (kind === "recallId") return recall({ artifactId: id });
+  if (kind === "recallQuery")
+    return recall({ query: `${pick(TERMS, next)} ${pick(MODULES, next)}`, limit: 3 });
+  const others = tools.filter((t) => t !== "recall");
+  if (kind === "text" || !others.includes("search")) {
+    const content = `I need ${id} again to compare it with what I see now.`;
+    if (others.length === 0) return { content, toolCalls: [] };
+    const name = pick(others, next);
+    return { content, toolCalls: [{ id: callId(0), name, arguments: argumentsFor(name, next) }] };
+  }
+  // An id inside a tool's arguments: the model searches the repository for where that output came from.
+  return {
+    content: null,
+    toolCalls: [{ id: callId(0), name: "search", arguments: JSON.stringify({ query: id, path: "src/" }) }],
+  };
+}
+
 /** The tool names a request offers (`tools[].function.name`). */
 function offeredTools(body: Readonly<Record<string, unknown>>): ReadonlyArray<string> {
   if (!Array.isArray(body.tools)) return [];
@@ -112,6 +192,8 @@ function lastRole(body: Readonly<Record<string, unknown>>): unknown {
 /**
  * Creates the scripted model. A fresh user message always gets tool calls (1–3 distinct tools, in parallel);
  * after tool results it reports in plain text with probability `textChance`; without `tools` it can only talk.
+ * When the request offers `recall` and shows pointers, it refers back with probability `referenceChance` (see
+ * `ReferenceKind`); `recall` is never among the 1–3 ordinary calls.
  *
  * @example
  * const model = createScriptedAgentModel({ seed: 7 });
@@ -120,10 +202,18 @@ function lastRole(body: Readonly<Record<string, unknown>>): unknown {
 export function createScriptedAgentModel(options: ScriptedAgentOptions = {}): ScriptedAgentModel {
   const seed = options.seed ?? 1;
   const textChance = options.textChance ?? 0.2;
+  const referenceChance = options.referenceChance ?? 0.2;
+  const typoChance = options.typoChance ?? 0.05;
   return (body, n) => {
     // One generator per request, seeded by its number: a reply does not depend on how earlier ones were drawn.
     const next = random(seed * 1_000_003 + n);
-    const tools = offeredTools(body);
+    const offered = offeredTools(body);
+    const ids = offered.includes("recall") ? pointerIds(body) : [];
+    if (ids.length > 0 && next() < referenceChance) {
+      const id = recalledId(pick(ids, next), typoChance, next);
+      return referenceReply(weighted(REFERENCE_WEIGHTS, next), id, n, offered, next);
+    }
+    const tools = offered.filter((t) => t !== "recall");
     const talk = tools.length === 0 || (lastRole(body) !== "user" && next() < textChance);
     if (talk) return { content: pick(REPORTS, next), toolCalls: [] };
     const count = Math.min(tools.length, 1 + Math.floor(next() * 3));

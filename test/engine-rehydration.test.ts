@@ -53,7 +53,12 @@ async function externalizedThread(
     actions.push({
       kind: "externalize" as const,
       span: [`a${i}`, `r${i}`],
-      record: { kind: "externalize" as const, artifactId: meta.artifactId, summary: `file f${i}` },
+      record: {
+        kind: "externalize" as const,
+        artifactId: meta.artifactId,
+        summary: `file f${i}`,
+        tenant: a.tenant ?? "acme",
+      },
       strategy: "test",
       reason: "moved out",
     });
@@ -115,6 +120,25 @@ describe("rehydration by reference", () => {
     expect(turn.stats.rehydrated.map((r) => r.artifactId)).toEqual([ids[1]]);
   });
 
+  it("does not bring back an artifact a recall call already answers", async () => {
+    const stores = createMemoryStores();
+    const { engine, ids } = await externalizedThread(stores, [{ content: "alpha" }]);
+    const answer = await engine.recall(THREAD, { artifactId: ids[0]! });
+    await engine.append(THREAD, [
+      {
+        id: "call-r",
+        role: "assistant",
+        parts: [
+          { type: "tool_call", callId: "r1", name: "recall", args: JSON.stringify({ artifactId: ids[0] }) },
+        ],
+      },
+      { id: "res-r", role: "tool", parts: [{ type: "tool_result", callId: "r1", content: answer.content }] },
+    ]);
+    const turn = await engine.prepareTurn(THREAD, { format: "openai" });
+    expect(turn.stats.rehydrated).toEqual([]);
+    expect(turn.stats.rehydrationBlocked).toEqual([]);
+  });
+
   it("holds an artifact off for the next calls after it was brought back (cooldown 3 by default)", async () => {
     const stores = createMemoryStores();
     const { engine, ids } = await externalizedThread(stores, [{ content: "gamma" }]);
@@ -144,9 +168,10 @@ describe("rehydration by reference", () => {
     expect(turn.stats.rehydrated).toEqual([]);
     expect(turn.stats.rehydrationBlocked).toEqual([
       { artifactId: ids[0], reason: "sensitivity" },
-      { artifactId: ids[1], reason: "missing" },
+      { artifactId: ids[1], reason: "tenant" },
     ]);
     expect(JSON.stringify(turn.request)).not.toContain("secret");
+    expect(JSON.stringify(turn.request)).not.toContain("theirs");
     expect(events.filter((e) => e.type === "rehydration_blocked")).toHaveLength(2);
   });
 

@@ -3,7 +3,7 @@
  * artifacts of random sensitivity and tenant; each round appends references to random artifacts — in user text,
  * nested in a tool call's JSON arguments, or only in a tool result (which is not a request) — and prepares a turn
  * in a random format, on one of two workers (one keeps no cache). A small model says what must happen: every artifact referred to by user or assistant since
- * the previous call is brought back, unless it is above clearance (`sensitivity`), another tenant's (`missing`),
+ * the previous call is brought back, unless it is above clearance (`sensitivity`), another tenant's (`tenant`),
  * or was brought back in one of the last three calls (`cooldown`). Every turn must match the model exactly, be a
  * valid request within budget, and replay. Set FC_SEED to replay a failure.
  */
@@ -126,7 +126,12 @@ async function externalizedThread(
     actions.push({
       kind: "externalize",
       span: [`a${i}`, `r${i}`],
-      record: { kind: "externalize", artifactId: meta.artifactId, summary: `artifact ${i}` },
+      record: {
+        kind: "externalize",
+        artifactId: meta.artifactId,
+        summary: `artifact ${i}`,
+        tenant: spec.tenant,
+      },
       strategy: "test",
       reason: "moved out",
     });
@@ -164,7 +169,7 @@ describe("rehydration by reference (property)", () => {
           for (const id of asked) {
             const spec = artifacts[ids.indexOf(id)]!;
             if (cooling.has(id)) expected.blocked.push({ artifactId: id, reason: "cooldown" });
-            else if (spec.tenant !== "acme") expected.blocked.push({ artifactId: id, reason: "missing" });
+            else if (spec.tenant !== "acme") expected.blocked.push({ artifactId: id, reason: "tenant" });
             else if (spec.sensitivity === "restricted")
               expected.blocked.push({ artifactId: id, reason: "sensitivity" });
             else expected.rehydrated.push(id);

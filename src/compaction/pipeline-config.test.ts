@@ -6,6 +6,7 @@ import { call, result, text, validationError } from "../../test/support/builders
 import { replyWith, startFakeOpenAIServer } from "../../test/support/fake-openai-server.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";
 import { ValidationError } from "../errors/ledger-error.js";
+import type { MessageInput } from "../log/message.js";
 import { ThreadLog } from "../log/thread-log.js";
 import { emptyPlan } from "../plan/compaction-plan.js";
 import type { ArtifactStore } from "../stores/artifact-store.js";
@@ -120,6 +121,47 @@ describe("pipelineFromConfig", () => {
     expect(createDefaultPipeline().strategies.map((s) => s.name)).toEqual(
       DEFAULT_PIPELINE_CONFIG.strategies.map((s) => (s.use === "summarize" ? "summarize" : s.use)),
     );
+  });
+
+  it("a pipeline that externalizes moves the non-replayable groups its fallback gives up to artifacts", async () => {
+    const messages: MessageInput[] = [{ id: "u", role: "user", parts: [text("book the trip")] }];
+    for (let i = 0; i < 6; i++) {
+      const tool = i % 3 === 0 ? "book_flight" : "bash";
+      messages.push({ id: `a${i}`, role: "assistant", parts: [call(`c${i}`, "{}", tool)] });
+      messages.push({ id: `t${i}`, role: "tool", parts: [result(`c${i}`, `${tool} ${i} `.repeat(60))] });
+    }
+    messages.push({ id: "u2", role: "user", parts: [text("and now?")] });
+    const log = ThreadLog.from("t", messages);
+    const counter = simpleCounter();
+    const budget = createTokenBudget({ contextWindow: 420, reserveOutput: 0, safetyMargin: 0 });
+    const artifacts = createMemoryArtifactStore();
+    // The externalize step itself never fires here (its groups are all under minChars): only the fallback acts.
+    const config = { strategies: [{ use: "externalize", minChars: 1_000_000 }], goalRatio: 1 };
+    const kept = await pipelineFromConfig(config, { artifacts, tenant: "acme" }).pipeline.run({
+      log,
+      plan: emptyPlan("t"),
+      counter,
+      budget,
+    });
+    expect(kept.ok).toBe(true);
+    const pointers = kept.plan.actions.filter((a) => a.kind === "externalize");
+    const dropped = kept.plan.actions.filter((a) => a.kind === "drop").flatMap((a) => a.span);
+    // Every unclassed group goes before a non-replayable one is touched, and that one is moved, not dropped.
+    expect(dropped).toEqual(["a1", "t1", "a2", "t2", "a4", "t4", "a5", "t5"]);
+    expect(pointers.map((a) => a.span)).toEqual([["a0", "t0"]]);
+    const id = (pointers[0]!.record as { artifactId: string }).artifactId;
+    expect((await artifacts.get(id, { tenant: "acme", clearance: "internal" }))?.content).toContain(
+      "book_flight 0",
+    );
+    // Without an externalize step, the same groups are dropped (last, after every other group).
+    const plain = await pipelineFromConfig({ strategies: [], goalRatio: 1 }, { artifacts }).pipeline.run({
+      log,
+      plan: emptyPlan("t"),
+      counter,
+      budget,
+    });
+    expect(plain.plan.actions.some((a) => a.kind === "externalize")).toBe(false);
+    expect(plain.plan.actions.find((a) => a.kind === "drop")?.span).toContain("t0");
   });
 
   it("builds oversizedExcerpt from its entry", () => {

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { LedgerError, ValidationError } from "../errors/ledger-error.js";
 import type { ArtifactStore } from "../stores/artifact-store.js";
 import type { SummaryCache } from "../stores/summary-cache.js";
+import { toolClassesSchema } from "../strategies/durability-classes.js";
 import { createExternalization } from "../strategies/externalization.js";
 import { createHardFallback, hardFallbackOptionsSchema } from "../strategies/hard-fallback.js";
 import { parseOptions } from "../strategies/options.js";
@@ -100,6 +101,10 @@ export const pipelineConfigSchema = z.strictObject({
   pendingCalls: z.enum(["stub", "hold"]).optional(),
   /** Which message is the thread's task, kept verbatim like the newest user message (default `firstUserMessage`). */
   task: z.enum(["firstUserMessage", "none"]).optional(),
+  /** Durability classes per tool name (`none`: unclassed), over the built-in classes of tool-name words. */
+  toolClasses: toolClassesSchema.optional(),
+  /** `false`: tools without a configured class stay unclassed. */
+  builtInToolClasses: z.boolean().optional(),
 });
 
 /** A validated pipeline config. */
@@ -196,11 +201,18 @@ export function pipelineFromConfig(value: unknown, deps: PipelineDependencies = 
       return atEntry(error, index, use);
     }
   });
+  // A pipeline that externalizes also moves the non-replayable groups its fallback gives up to artifacts.
+  const store =
+    deps.artifacts !== undefined && config.strategies.some((entry) => entry.use === "externalize")
+      ? { artifacts: deps.artifacts, tenant: full.tenant }
+      : {};
   const pipeline = createPipeline({
     strategies,
-    ...(config.fallback === undefined
-      ? {}
-      : { fallback: config.fallback === false ? false : createHardFallback(config.fallback) }),
+    ...(config.fallback === false
+      ? { fallback: false }
+      : config.fallback === undefined && store.artifacts === undefined
+        ? {}
+        : { fallback: createHardFallback({ ...(config.fallback ?? {}), ...store }) }),
     ...pick(config, [
       "goalRatio",
       "minGain",
@@ -209,6 +221,8 @@ export function pipelineFromConfig(value: unknown, deps: PipelineDependencies = 
       "formats",
       "pendingCalls",
       "task",
+      "toolClasses",
+      "builtInToolClasses",
     ]),
   });
   return {

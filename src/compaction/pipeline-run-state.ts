@@ -2,6 +2,7 @@ import type { CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
 import type { ProviderFormat } from "../render/provider-rules.js";
 import type { PendingCallMode } from "../render/render-prompt.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
+import type { DurabilityClasses } from "../strategies/durability-classes.js";
 import type { TaskRule } from "../strategies/protected-core.js";
 import type { Strategy } from "../strategies/strategy.js";
 import type { StepReport } from "./pipeline-report.js";
@@ -19,6 +20,8 @@ export interface RunSettings {
   readonly pendingCalls: PendingCallMode;
   /** Which message is the thread's task, protected like the newest user message. */
   readonly task: TaskRule;
+  /** How tool results are classed for durability. */
+  readonly durability: DurabilityClasses;
   /** Per thread and model strategy: consecutive failures and runs left to sit out. */
   readonly failures: Map<string, { count: number; cooldown: number }>;
 }

@@ -39,6 +39,7 @@ function contextFor(run: Run): StrategyContext {
     contextWindow: input.budget.contextWindow,
     budget: input.budget,
     taskSeq: taskSeqOf(input.log, settings.task, input.plan),
+    durability: settings.durability,
     ...signalOf(input),
     measure: (plan) => historyTokens(input, settings, plan),
     ...historyViews(input.log, input.counter),

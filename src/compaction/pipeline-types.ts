@@ -75,4 +75,10 @@ export interface Pipeline {
   /** How this pipeline renders calls without a result: callers that render the same plan must use the same. */
   readonly pendingCalls: PendingCallMode;
   run(input: PipelineInput): Promise<PipelineResult>;
+  /**
+   * A pipeline with the same settings (fallback, goal, classes, …) running only `strategies`: how the engine
+   * makes the lighter pipelines of turns that leave model work to the background or bring content back.
+   * Optional for pipelines built by hand; without it those get the default settings.
+   */
+  readonly withStrategies?: (strategies: ReadonlyArray<PipelineStrategy>) => Pipeline;
 }

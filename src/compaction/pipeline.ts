@@ -2,6 +2,11 @@ import { ValidationError } from "../errors/ledger-error.js";
 import type { ActionKind } from "../plan/compaction-plan.js";
 import type { ProviderFormat } from "../render/provider-rules.js";
 import type { PendingCallMode } from "../render/render-prompt.js";
+import {
+  type DurabilityClasses,
+  durabilityClasses,
+  type ToolClasses,
+} from "../strategies/durability-classes.js";
 import { createHardFallback } from "../strategies/hard-fallback.js";
 import type { TaskRule } from "../strategies/protected-core.js";
 import type { Proposal, Strategy, StrategyFunction } from "../strategies/strategy.js";
@@ -34,6 +39,28 @@ export interface PipelineOptions {
   readonly pendingCalls?: PendingCallMode;
   /** Which message is the thread's task, never compacted by a strategy (default `firstUserMessage`). */
   readonly task?: TaskRule;
+  /**
+   * Durability classes per tool name (`none`: unclassed), over the built-in classes of tool-name words
+   * (`BUILT_IN_TOOL_WORDS`). A result's own `meta.durability`, then its call's, come first.
+   */
+  readonly toolClasses?: ToolClasses;
+  /** `false`: tools without a configured class stay unclassed instead of getting a built-in class. */
+  readonly builtInToolClasses?: boolean;
+}
+
+function classesOf(options: PipelineOptions): DurabilityClasses {
+  for (const [tool, d] of Object.entries(options.toolClasses ?? {})) {
+    if (!["ephemeral", "anchoring", "replayable", "non-replayable", "none"].includes(d)) {
+      throw new ValidationError(
+        `toolClasses.${tool} must be ephemeral, anchoring, replayable, non-replayable or none, got ${JSON.stringify(d)}`,
+        { field: `toolClasses.${tool}` },
+      );
+    }
+  }
+  return durabilityClasses({
+    ...(options.toolClasses === undefined ? {} : { tools: options.toolClasses }),
+    ...(options.builtInToolClasses === undefined ? {} : { builtIn: options.builtInToolClasses }),
+  });
 }
 
 /** Turns a user's function into a strategy that runs exactly like the built-ins. */
@@ -117,7 +144,13 @@ export function createPipeline(options: PipelineOptions): Pipeline {
     formats: options.formats ?? ["openai", "responses", "anthropic"],
     pendingCalls: options.pendingCalls ?? "stub",
     task: options.task ?? "firstUserMessage",
+    durability: classesOf(options),
     failures: new Map<string, { count: number; cooldown: number }>(),
   };
-  return { strategies, pendingCalls: settings.pendingCalls, run: (input) => runPipeline(input, settings) };
+  return {
+    strategies,
+    pendingCalls: settings.pendingCalls,
+    run: (input) => runPipeline(input, settings),
+    withStrategies: (only) => createPipeline({ ...options, strategies: only }),
+  };
 }

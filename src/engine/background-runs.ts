@@ -5,6 +5,7 @@ import { type CompactionPlan, nextPlan } from "../plan/compaction-plan.js";
 import { compactionTarget, type TokenBudget } from "../tokens/token-budget.js";
 import { commitPlan, reportError, reportSteps } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
+import { outsideCall } from "./engine-events.js";
 import { latestVersion } from "./thread-cache.js";
 
 /** A background compaction with the model strategies, queued by a turn that had to compact. */
@@ -28,7 +29,8 @@ export interface BackgroundJob {
  * for the thread.
  */
 export function scheduleBackground(core: EngineCore, job: BackgroundJob, after?: Promise<unknown>): boolean {
-  const started = core.jobs.start(job.threadId, () => runJob(core, job), after);
+  // The run outlives the turn that scheduled it: its events are not that call's.
+  const started = core.jobs.start(job.threadId, () => outsideCall(() => runJob(core, job)), after);
   if (started) {
     core.events.emit("background_scheduled", job.threadId, {
       basedOnVersion: job.basePlan.version,

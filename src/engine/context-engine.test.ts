@@ -240,6 +240,7 @@ describe("prepareTurn", () => {
     expect(await stores.plans.versions("t")).toEqual([]);
     expect(await stores.calls.get("call-1")).toEqual({
       callId: "call-1",
+      callNumber: 1,
       threadId: "t",
       logSeq: 6,
       planVersion: 0,

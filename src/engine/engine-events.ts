@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { StepOutcome } from "../compaction/pipeline-report.js";
 import type { ActionKind } from "../plan/compaction-plan.js";
 import type { StrategyCost } from "../strategies/strategy.js";
@@ -169,8 +170,27 @@ export type EngineEvent = {
     readonly threadId: string;
     /** Epoch milliseconds. */
     readonly at: number;
+    /**
+     * For an event of `prepareTurn`: the number of the model call it prepares within the thread (1 for the first;
+     * counted from the thread's last recorded call, so two workers preparing the same thread at once may both
+     * give the same number). Absent for events outside a turn, background runs included.
+     */
+    readonly callNumber?: number;
   } & EngineEventMap[K];
 }[EngineEventType];
+
+/** The call number of the turn in progress, for the events it emits (see `EngineEvent.callNumber`). */
+const turnCall = new AsyncLocalStorage<number>();
+
+/** Runs `fn` with its events carrying `callNumber`. */
+export function inCall<T>(callNumber: number, fn: () => T): T {
+  return turnCall.run(callNumber, fn);
+}
+
+/** Runs `fn` outside any turn's call (work a turn starts that outlives it, such as a background run). */
+export function outsideCall<T>(fn: () => T): T {
+  return turnCall.exit(fn);
+}
 
 /** Receives engine events; a listener that throws is ignored, so a broken logger never fails a turn. */
 export type EngineListener = (event: EngineEvent) => void;
@@ -197,7 +217,14 @@ export function createEventSink(
   return {
     emit(type, threadId, payload) {
       if (listeners.length === 0) return;
-      const event = Object.freeze({ type, threadId, at: now(), ...payload }) as EngineEvent;
+      const callNumber = turnCall.getStore();
+      const event = Object.freeze({
+        type,
+        threadId,
+        at: now(),
+        ...(callNumber === undefined ? {} : { callNumber }),
+        ...payload,
+      }) as EngineEvent;
       for (const listener of listeners) {
         try {
           listener(event);

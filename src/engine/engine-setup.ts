@@ -46,19 +46,15 @@ function calmStrategy(s: { readonly cost: string; readonly kinds: ReadonlyArray<
 /** `full` without the strategies a rehydrating turn must not run (see `calmStrategy`). */
 function calmOnly(full: Pipeline): Pipeline {
   if (full.strategies.every(calmStrategy)) return full;
-  return createPipeline({
-    strategies: full.strategies.filter(calmStrategy),
-    pendingCalls: full.pendingCalls,
-  });
+  const calm = full.strategies.filter(calmStrategy);
+  return full.withStrategies?.(calm) ?? createPipeline({ strategies: calm, pendingCalls: full.pendingCalls });
 }
 
 /** A pipeline with only the free strategies of `full`, for turns that leave model strategies to the background. */
 function freeOnly(full: Pipeline): Pipeline {
   if (!full.strategies.some((s) => s.cost === "model")) return full;
-  return createPipeline({
-    strategies: full.strategies.filter((s) => s.cost === "free"),
-    pendingCalls: full.pendingCalls,
-  });
+  const free = full.strategies.filter((s) => s.cost === "free");
+  return full.withStrategies?.(free) ?? createPipeline({ strategies: free, pendingCalls: full.pendingCalls });
 }
 
 function buildPipelines(options: ContextEngineOptions, settings: EngineSettings): Pipelines {

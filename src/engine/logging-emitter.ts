@@ -61,7 +61,8 @@ function actionLine(verb: string, e: EngineEventMap["cleared"]): string {
 
 function describe(event: EngineEvent): string {
   const line = (DESCRIBE[event.type] as Describe<EngineEventType>)(event as never);
-  return `[context-ledger] ${new Date(event.at).toISOString()} thread=${JSON.stringify(event.threadId)} ${line}`;
+  const call = event.callNumber === undefined ? "" : ` call=${event.callNumber}`;
+  return `[context-ledger] ${new Date(event.at).toISOString()} thread=${JSON.stringify(event.threadId)}${call} ${line}`;
 }
 
 /**

@@ -10,6 +10,7 @@ import { type Calibration, calibratedBudget } from "./calibration.js";
 import { appliedRefs, saveTurnInputs } from "./call-record.js";
 import { commitPlan, observed, onThread, reportSteps, requireMessages } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
+import { inCall } from "./engine-events.js";
 import {
   announceRehydration,
   leftOut,
@@ -43,8 +44,26 @@ export function prepareTurn<F extends ProviderFormat>(
   return observed(core, "prepareTurn", threadId, async () => {
     const started = performance.now();
     const input = parseTurn(core, threadId, options);
-    return onThread(core, threadId, (state, attempt) => runTurn(core, state, input, started, attempt));
+    const callNumber = await nextCallNumber(core, threadId);
+    // Every event of the turn carries its call number; the call record keeps it for the next turn to count on.
+    return inCall(callNumber, () =>
+      onThread(core, threadId, (state, attempt) =>
+        runTurn(core, state, { ...input, callNumber }, started, attempt),
+      ),
+    );
   });
+}
+
+/** The number of the call a turn prepares: one more than the thread's last recorded call's. */
+async function nextCallNumber(core: EngineCore, threadId: string): Promise<number> {
+  const calls = core.stores.calls;
+  const last = (calls.recent === undefined ? await calls.list(threadId) : await calls.recent(threadId, 1)).at(
+    -1,
+  );
+  if (last === undefined) return 1;
+  if (last.callNumber !== undefined) return last.callNumber + 1;
+  // A thread whose records predate call numbers: count them once; from then on each record holds its number.
+  return (await calls.list(threadId)).length + 1;
 }
 
 async function runTurn<F extends ProviderFormat>(
@@ -241,6 +260,7 @@ async function finishTurn<F extends ProviderFormat>(
     callId,
     format: input.format,
     model: input.model,
+    callNumber: input.callNumber,
     durationMs,
     // The provider's input count includes the tool definitions and request framing the budget reserves.
     fixedTokens: outcome.budget.toolSchemaTokens + outcome.budget.formattingOverhead,
@@ -269,6 +289,7 @@ async function recordCall(
     callId: string;
     format: string;
     model: string | undefined;
+    callNumber: number | undefined;
     durationMs: number;
     fixedTokens: number;
     rehydration: RehydrationPlan;
@@ -280,6 +301,7 @@ async function recordCall(
     callId: call.callId,
     threadId: state.log.threadId,
     logSeq: state.log.length,
+    ...(call.callNumber === undefined ? {} : { callNumber: call.callNumber }),
     planVersion: plan.version,
     format: call.format,
     ...(call.model === undefined ? {} : { model: call.model }),

@@ -6,10 +6,12 @@
  * the last message of this turn's request; what cannot be shown is reported with its reason. The decisions are
  * recorded with the call, so replay shows the same bytes and the cooldown holds across workers.
  */
+
 import { AccessDeniedError } from "../errors/ledger-error.js";
 import type { LogView } from "../log/log-view.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import type { ProviderFormat } from "../render/provider-rules.js";
+import { RECALL_TOOL } from "../render/recall-tool.js";
 import type { RehydratedArtifact } from "../render/render-prompt.js";
 import type { ModelCallRecord } from "../stores/model-call-store.js";
 import { rehydratedText } from "../texts/placeholders.js";
@@ -42,18 +44,24 @@ function shownTokens(core: EngineCore, artifactId: string, content: string, trun
 
 /** The ids of the artifacts `plan` externalized, in plan order. */
 export function externalizedIds(plan: CompactionPlan): ReadonlyArray<string> {
-  const ids = new Set<string>();
+  return [...externalizedTenants(plan).keys()];
+}
+
+/** The artifacts the plan externalized, each with the tenant it was written for (undefined in older plans). */
+function externalizedTenants(plan: CompactionPlan): ReadonlyMap<string, string | undefined> {
+  const ids = new Map<string, string | undefined>();
   for (const action of plan.actions) {
     if (action.kind === "externalize" && action.record.kind === "externalize")
-      ids.add(action.record.artifactId);
+      ids.set(action.record.artifactId, action.record.tenant);
   }
-  return [...ids];
+  return ids;
 }
 
 /**
  * The externalized artifacts referred to in messages [from, log.length), in the order of their last reference
- * (the latest last; within a message, by where in it). Only user and assistant messages count: a tool result naming an id is not the model or the
- * user asking for it.
+ * (the latest last; within a message, by where in it). Only user and assistant messages count: a tool result
+ * naming an id is not the model or the user asking for it, and a call of the `recall` tool is answered by its own
+ * result.
  */
 export function referencedArtifacts(log: LogView, from: number, known: ReadonlyArray<string>): string[] {
   if (known.length === 0) return [];
@@ -63,7 +71,9 @@ export function referencedArtifacts(log: LogView, from: number, known: ReadonlyA
     const message = log.at(seq)!;
     if (message.role !== "user" && message.role !== "assistant") continue;
     message.parts.forEach((part, p) => {
-      const text = part.type === "text" ? part.text : part.type === "tool_call" ? part.args : undefined;
+      // A `recall` call's own arguments are not a reference: its answer brings the artifact back already.
+      const args = part.type === "tool_call" && part.name !== RECALL_TOOL.name ? part.args : undefined;
+      const text = part.type === "text" ? part.text : args;
       if (text === undefined) return;
       for (const id of known) {
         const at = text.lastIndexOf(id);
@@ -100,7 +110,8 @@ export async function planRehydration(
 ): Promise<RehydrationPlan> {
   const settings = core.settings.rehydration;
   if (!settings.detect) return NO_REHYDRATION;
-  const known = externalizedIds(plan);
+  const tenants = externalizedTenants(plan);
+  const known = [...tenants.keys()];
   if (known.length === 0) return NO_REHYDRATION;
   const recent = await recentCalls(core, log.threadId, Math.max(1, settings.cooldownCalls));
   const from = recent.at(-1)?.logSeq ?? 0;
@@ -117,7 +128,7 @@ export async function planRehydration(
       blocked.push({ artifactId, reason: "cooldown" });
       continue;
     }
-    const read = await readArtifact(core, artifactId, log.threadId);
+    const read = await readArtifact(core, artifactId, log.threadId, tenants.get(artifactId));
     if ("blocked" in read) {
       blocked.push({ artifactId, reason: read.blocked });
       continue;
@@ -151,11 +162,15 @@ async function readArtifact(
   core: EngineCore,
   artifactId: string,
   threadId: string,
+  writtenFor: string | undefined,
 ): Promise<{ readonly content: string } | { readonly blocked: RehydrationBlockReason }> {
   const context = { tenant: core.settings.tenant, clearance: core.settings.clearance };
   try {
     const artifact = await core.stores.artifacts.get(artifactId, context);
-    if (artifact === undefined) return { blocked: "missing" };
+    // A store answers another tenant's artifact as not found (it never says it exists); the plan knows whose it is.
+    if (artifact === undefined) {
+      return { blocked: writtenFor !== undefined && writtenFor !== context.tenant ? "tenant" : "missing" };
+    }
     // Another thread's artifact (or another tenant's, which reads as not found) is not this thread's to show.
     if (artifact.meta.threadId !== undefined && artifact.meta.threadId !== threadId)
       return { blocked: "missing" };

@@ -164,6 +164,8 @@ export interface TurnInput<F extends ProviderFormat> {
   readonly tools: ReadonlyArray<ToolDefinition>;
   readonly toolTokens: number;
   readonly cacheControl: boolean;
+  /** The call's number within the thread (see `EngineEvent.callNumber`). */
+  readonly callNumber?: number;
 }
 
 const nonEmpty = z.string().min(1, "must be a non-empty string");

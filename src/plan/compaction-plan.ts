@@ -79,6 +79,8 @@ export interface ExternalizationRecord {
   readonly artifactId: string;
   readonly summary: string;
   readonly sizeChars?: number;
+  /** Tenant the artifact was written for (so a read under another tenant can say so); absent in older plans. */
+  readonly tenant?: string;
 }
 
 /** Omit a span from the request. */

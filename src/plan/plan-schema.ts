@@ -64,6 +64,7 @@ const recordSchemas = {
       artifactId: z.string().min(1),
       summary: z.string(),
       sizeChars: z.number().int().nonnegative().optional(),
+      tenant: z.string().min(1).optional(),
     })
     .strict(),
   drop: z.object({ kind: z.literal("drop"), reason: z.string().min(1) }).strict(),

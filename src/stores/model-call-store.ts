@@ -15,6 +15,11 @@ export interface ModelCallRecord {
   readonly threadId: string;
   /** Log length the request was rendered from. */
   readonly logSeq: number;
+  /**
+   * The call's number within its thread (1 for the first), one more than the previous record's; absent in
+   * records written before it was kept.
+   */
+  readonly callNumber?: number;
   readonly planVersion: number;
   /** Provider request format, e.g. `openai`, `responses`, `anthropic`. */
   readonly format: string;

@@ -188,6 +188,7 @@ export const modelCallRecordSchema = z
     callId: z.string().min(1),
     threadId: z.string().min(1),
     logSeq: z.number().int().nonnegative(),
+    callNumber: z.number().int().positive().optional(),
     planVersion: z.number().int().nonnegative(),
     format: z.string().min(1),
     model: z.string().min(1).optional(),

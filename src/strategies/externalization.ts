@@ -155,7 +155,7 @@ const STRICTNESS: Readonly<Record<Sensitivity, number>> = Object.freeze({
 });
 
 /** The strictest sensitivity among a group's messages (default `internal`). */
-function sensitivityOf(log: LogView, group: Group): Sensitivity {
+export function sensitivityOf(log: LogView, group: Group): Sensitivity {
   let out: Sensitivity | undefined;
   for (const seq of group.seqs) {
     const s = log.at(seq)!.meta.sensitivity;
@@ -226,6 +226,7 @@ async function externalize(
       artifactId: meta.artifactId,
       summary,
       sizeChars: meta.sizeChars,
+      tenant: s.tenant,
     };
     const reason = `${group.messageIds.length} message(s) (${formatSize(meta.sizeChars)}) moved to artifact ${meta.artifactId}`;
     return { action: { kind: "externalize", span: group.messageIds, record, strategy: s.name, reason } };
@@ -296,4 +297,41 @@ export function createExternalization(options: ExternalizationOptions): Strategy
     kinds: ["externalize"],
     propose: (ctx) => propose(ctx, settings),
   };
+}
+
+/** Where {@link storeGroup} writes: the store, the tenant, and the pointer's settings. */
+export interface GroupStore {
+  readonly store: ArtifactPort;
+  readonly tenant: string;
+  /** Strategy name in the action. */
+  readonly name: string;
+  /** Longest summary shown in the pointer (default 200 characters). */
+  readonly summaryChars?: number;
+}
+
+/**
+ * Writes one group to the artifact store and returns the externalize action whose pointer stands for it (no
+ * check that the pointer is cheaper: for a caller that would otherwise drop the group, any pointer is a gain for
+ * the model). Throws what the store throws.
+ */
+export async function storeGroup(ctx: StrategyContext, group: Group, to: GroupStore): Promise<PlanAction> {
+  const { log } = ctx;
+  const content = groupArtifactContent(log, group);
+  const summary = describeGroup(log, group, to.summaryChars ?? 200);
+  const meta = await to.store.put({
+    content,
+    tenant: to.tenant,
+    sensitivity: sensitivityOf(log, group),
+    threadId: log.threadId,
+    sourceIds: group.messageIds,
+  });
+  const record: ExternalizationRecord = {
+    kind: "externalize",
+    artifactId: meta.artifactId,
+    summary,
+    sizeChars: meta.sizeChars,
+    tenant: to.tenant,
+  };
+  const reason = `${group.messageIds.length} message(s) (${formatSize(meta.sizeChars)}) moved to artifact ${meta.artifactId} rather than dropped`;
+  return { kind: "externalize", span: group.messageIds, record, strategy: to.name, reason };
 }

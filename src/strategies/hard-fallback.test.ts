@@ -149,6 +149,87 @@ describe("createHardFallback", () => {
     expect((error as Error).message).toMatch(/over by \d+/);
   });
 
+  it("drops groups by durability class, least durable first, oldest first within a class", async () => {
+    const classes = [undefined, "ephemeral", "anchoring", "non-replayable", "replayable"] as const;
+    const base = run(15, 400, true);
+    const classOf = (i: number) => classes[i % classes.length];
+    const log = ThreadLog.from(
+      "t",
+      base.map((m) => {
+        const i = m.id?.startsWith("t") ? Number(m.id.slice(1)) : -1;
+        const d = i >= 0 ? classOf(i) : undefined;
+        return d === undefined ? m : { ...m, meta: { durability: d } };
+      }),
+    );
+    // The drop order the classes give: ephemeral, then unclassed and replayable, then anchoring, then
+    // non-replayable; oldest first within each.
+    const ranks: Record<string, number> = { ephemeral: 0, anchoring: 2, "non-replayable": 3 };
+    const rank = (i: number) => ranks[classOf(i) ?? "replayable"] ?? 1;
+    const order = [...Array(15).keys()].sort((a, b) => rank(a) - rank(b) || a - b);
+    const full = tokensOf(log, emptyPlan("t"));
+    for (const share of [0.85, 0.6, 0.4, 0.25]) {
+      const target = Math.floor(full * share);
+      const { plan } = await runStrategy(createHardFallback(), log, emptyPlan("t"), { target, goal: target });
+      expect(validatePlan(plan, log)).toEqual([]);
+      expect(tokensOf(log, plan)).toBeLessThanOrEqual(target);
+      const dropped = order.map((i) => kindAt(log, plan, `a${i}`) === "drop");
+      const count = dropped.filter(Boolean).length;
+      expect(count).toBeGreaterThan(0);
+      // Exactly a prefix of the order is gone.
+      expect(dropped).toEqual(order.map((_, k) => k < count));
+    }
+  });
+
+  it("stubs a non-replayable result of the protected turn only after every other body, and stamps replayable ones", async () => {
+    const log = ThreadLog.from("t", [
+      { id: "sys", role: "system", parts: [text("Be careful.")] },
+      { id: "u0", role: "user", parts: [text("Book it.")] },
+      {
+        id: "a0",
+        role: "assistant",
+        parts: [call("c0", "{}", "book_flight"), call("c1", "{}", "read_file"), call("c2", "{}", "bash")],
+      },
+      { id: "t0", role: "tool", parts: [result("c0", "confirmation ".repeat(60))] },
+      { id: "t1", role: "tool", parts: [result("c1", "line\n".repeat(150))], meta: { etag: "v7" } },
+      { id: "t2", role: "tool", parts: [result("c2", "out ".repeat(150))] },
+    ]);
+    const full = tokensOf(log, emptyPlan("t"));
+    const { plan } = await runStrategy(createHardFallback(), log, emptyPlan("t"), {
+      target: full - 200,
+      goal: full - 200,
+    });
+    expect(validatePlan(plan, log)).toEqual([]);
+    expect(kindAt(log, plan, "t0")).toBeUndefined();
+    expect(kindAt(log, plan, "t1")).toBe("clear");
+    const shown = renderHistory(log, plan, counter).messages.map((m) => JSON.stringify(m.parts));
+    expect(shown.join("\n")).toContain('replayable, etag \\"v7\\"');
+    // With room for nothing else, the booking confirmation is stubbed too rather than failing the turn.
+    const tight = await runStrategy(createHardFallback(), log, emptyPlan("t"), { target: 90, goal: 90 });
+    expect(kindAt(log, tight.plan, "t0")).toBe("clear");
+    expect(tokensOf(log, tight.plan)).toBeLessThanOrEqual(90);
+  });
+
+  it("gives up a non-replayable group only after every other droppable group", async () => {
+    const log = ThreadLog.from("t", [
+      { id: "sys", role: "system", parts: [text("Be careful.")] },
+      { id: "u0", role: "user", parts: [text("Book it.")] },
+      { id: "a0", role: "assistant", parts: [call("c0", "{}", "book_flight")] },
+      { id: "t0", role: "tool", parts: [result("c0", "confirmation ".repeat(60))] },
+      { id: "a1", role: "assistant", parts: [call("c1", "{}", "read_file")] },
+      { id: "t1", role: "tool", parts: [result("c1", "line\n".repeat(150))] },
+      { id: "a2", role: "assistant", parts: [call("c2", "{}", "bash")] },
+      { id: "t2", role: "tool", parts: [result("c2", "out ".repeat(150))] },
+      { id: "a3", role: "assistant", parts: [text("done")] },
+    ]);
+    const full = tokensOf(log, emptyPlan("t"));
+    const { plan } = await runStrategy(createHardFallback(), log, emptyPlan("t"), {
+      target: full - 200,
+      goal: full - 200,
+    });
+    expect(kindAt(log, plan, "a0")).toBeUndefined();
+    expect(kindAt(log, plan, "a1")).toBe("drop");
+  });
+
   it("proposes nothing when the request already fits", async () => {
     const log = ThreadLog.from("t", run(2));
     const { proposal } = await runStrategy(createHardFallback(), log, emptyPlan("t"), { target: 10_000 });

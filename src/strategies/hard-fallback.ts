@@ -1,11 +1,16 @@
 import { z } from "zod";
 import { BudgetInfeasibleError } from "../errors/ledger-error.js";
+import type { Group } from "../log/groups.js";
 import { countBelow } from "../log/history-store.js";
 import type { LogView } from "../log/log-view.js";
 import { type CompactionPlan, nextPlan, type PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
 import type { Decision } from "../plan/resolve-plan.js";
 import { spanOfSeqs } from "../plan/span-seqs.js";
+import { textTokenCounter } from "../texts/text-excerpt.js";
+import { dropRank } from "./durability-classes.js";
+import { classesOf, durableExcerpts, neverCleared, stampsSave } from "./durable-clears.js";
+import { type ArtifactPort, type GroupStore, storeGroup } from "./externalization.js";
 import { parseOptions } from "./options.js";
 import { excerptsFor } from "./oversized-excerpt.js";
 import { newestGroupOf, untouchableSeqs } from "./protected-core.js";
@@ -65,20 +70,22 @@ export function protectedGroupList(
 }
 
 /**
- * The messages of unprotected groups that the plan does not drop yet, in log order, with their group indices;
- * with `spareSynthetic`, messages under a summary or pointer stay too (a summary stands for many messages at a
- * small cost, so it goes last). Found once per proposal: each bisection step then only filters this list.
+ * The messages of unprotected groups that the plan does not drop yet, in log order, each with the position of its
+ * group in the drop order; with `spareSynthetic`, messages under a summary or pointer stay too (a summary stands
+ * for many messages at a small cost, so it goes last). The drop order is by durability class — groups holding
+ * only ephemeral results first, then ordinary and replayable groups, then anchoring, then non-replayable — and
+ * oldest first within a class. A message already under a summary or pointer is not classed (its verbatim form
+ * is gone already, and a worker's partial log need not hold it). Found once per proposal: each bisection step
+ * then only filters this list.
  */
-function droppable(
-  log: LogView,
-  plan: CompactionPlan,
-  keep: Uint8Array,
-  spareSynthetic: boolean,
-): { readonly seqs: number[]; readonly groups: number[]; readonly sortedGroups: Int32Array } {
+function droppable(ctx: StrategyContext, keep: Uint8Array, spareSynthetic: boolean): Droppable {
+  const { log, plan } = ctx;
   const resolution = resolveForLog(plan, log);
   const groupOf = log.groupIndexTable();
+  const classes = classesOf(ctx);
   const seqs: number[] = [];
   const groups: number[] = [];
+  const rankOf = new Map<number, number>();
   for (let seq = 0; seq < log.length; seq++) {
     const g = groupOf[seq]!;
     if (keep[g] !== 0) continue;
@@ -86,33 +93,51 @@ function droppable(
     if (kind === "drop" || (spareSynthetic && (kind === "summarize" || kind === "externalize"))) continue;
     seqs.push(seq);
     groups.push(g);
+    // A group's class is that of its most durable result (a call's class reaches its results, see
+    // `DurabilityClasses`); groups without a classed result rank with the replayable ones.
+    const folded = kind === "summarize" || kind === "externalize";
+    const d = folded || log.at(seq)!.role !== "tool" ? undefined : classes.classOfMessage(log, seq);
+    const rank = d === undefined ? -1 : dropRank(d);
+    rankOf.set(g, Math.max(rankOf.get(g) ?? -1, rank));
   }
-  // In log order the groups need not ascend: a result can arrive after a later group (an assistant text between
-  // a call and its result), so counting by group needs them sorted.
-  return { seqs, groups, sortedGroups: Int32Array.from(groups).sort() };
+  for (const [g, rank] of rankOf) if (rank < 0) rankOf.set(g, dropRank(undefined));
+  // In log order the groups need not ascend (a result can arrive after a later group: an assistant text between
+  // a call and its result), and classes reorder them: the order is found by sorting.
+  const order = [...rankOf.keys()].sort((x, y) => rankOf.get(x)! - rankOf.get(y)! || x - y);
+  const position = new Map<number, number>();
+  order.forEach((g, i) => {
+    position.set(g, i);
+  });
+  const positions = Int32Array.from(groups, (g) => position.get(g)!);
+  return { seqs, positions, sorted: Int32Array.from(positions).sort(), groups: order.length };
 }
 
-/** Ids of the droppable messages whose group is below `cut`, in log order. */
-function idsBelow(log: LogView, list: ReturnType<typeof droppable>, cut: number): string[] {
+/** The droppable messages of a proposal (see {@link droppable}). */
+interface Droppable {
+  /** Seqs in log order. */
+  readonly seqs: ReadonlyArray<number>;
+  /** Per seq (same index): the position of its group in the drop order. */
+  readonly positions: Int32Array;
+  /** `positions`, ascending. */
+  readonly sorted: Int32Array;
+  /** Number of droppable groups. */
+  readonly groups: number;
+}
+
+/** Ids of the droppable messages whose group comes before position `cut` of the drop order, in log order. */
+function idsBelow(log: LogView, list: Droppable, cut: number): string[] {
   const seqs: number[] = [];
-  for (let i = 0; i < list.seqs.length; i++) if (list.groups[i]! < cut) seqs.push(list.seqs[i]!);
+  for (let i = 0; i < list.seqs.length; i++) if (list.positions[i]! < cut) seqs.push(list.seqs[i]!);
   return spanOfSeqs(log, seqs);
-}
-
-/** Index of the newest group the fallback may drop, or -1. */
-function newestUnprotected(keep: Uint8Array): number {
-  let g = keep.length - 1;
-  while (g >= 0 && keep[g] !== 0) g--;
-  return g;
 }
 
 function dropAction(span: ReadonlyArray<string>, name: string, target: number): PlanAction {
   return {
     kind: "drop",
     span,
-    record: { kind: "drop", reason: "over budget: oldest unprotected groups" },
+    record: { kind: "drop", reason: "over budget: oldest unprotected groups, least durable first" },
     strategy: name,
-    reason: `${span.length} message(s) of the oldest unprotected groups dropped to fit ${target} tokens`,
+    reason: `${span.length} message(s) of the oldest unprotected groups (least durable class first) dropped to fit ${target} tokens`,
   };
 }
 
@@ -145,9 +170,22 @@ function stubbable(decision: Decision | undefined): boolean {
   return (record.excerpts?.length ?? 0) > 0 || record.clearArgs !== true;
 }
 
-function clearableSeqs(log: LogView, plan: CompactionPlan, keep: Uint8Array): number[] {
+/**
+ * Seqs of the protected groups' messages the stub phase may clear, oldest first — except that tool messages with
+ * a non-replayable result come after all the others: they are stubbed only when nothing else makes the request
+ * fit (the alternative is a failed turn).
+ */
+function clearableSeqs(
+  ctx: StrategyContext,
+  plan: CompactionPlan,
+  keep: Uint8Array,
+  bare: boolean,
+): number[] {
+  const { log } = ctx;
+  const classes = classesOf(ctx);
   const resolution = resolveForLog(plan, log);
   const out: number[] = [];
+  const last: number[] = [];
   for (let seq = 0; seq < log.length; seq++) {
     const group = log.groupAt(log.groupIndexOf(seq));
     if (keep[group.index] === 0 || group.kind !== "tool_call" || group.pending) continue;
@@ -156,19 +194,35 @@ function clearableSeqs(log: LogView, plan: CompactionPlan, keep: Uint8Array): nu
     if (
       message.parts.some((p) => p.type === "tool_result" || (p.type === "tool_call" && p.args.length > 2))
     ) {
-      out.push(seq);
+      // Stamped, a short replayable result would grow: it is left alone (a bare stub may still take it).
+      if (!bare && !stampsSave(log, classes, seq)) continue;
+      (neverCleared(log, classes, seq) ? last : out).push(seq);
     }
   }
-  return out;
+  return [...out, ...last];
 }
 
-function clearAction(log: LogView, seqs: ReadonlyArray<number>, name: string, target: number): PlanAction {
+/**
+ * Stubs the tool bodies at `seqs`; replayable results keep their stamp, anchoring ones their key lines — unless
+ * `bare`, the last resort before giving up: plain placeholders, the smallest a stub can be.
+ */
+function clearAction(
+  ctx: StrategyContext,
+  seqs: ReadonlyArray<number>,
+  name: string,
+  bare: boolean,
+): PlanAction {
+  const { log } = ctx;
+  const ordered = [...seqs].sort((a, b) => a - b);
+  const excerpts = bare
+    ? []
+    : durableExcerpts(log, classesOf(ctx), ordered, { countTokens: textTokenCounter(ctx.counter) });
   return {
     kind: "clear",
-    span: seqs.map((seq) => log.at(seq)!.id),
-    record: { kind: "clear", clearArgs: true },
+    span: ordered.map((seq) => log.at(seq)!.id),
+    record: { kind: "clear", clearArgs: true, ...(excerpts.length === 0 ? {} : { excerpts }) },
     strategy: name,
-    reason: `tool bodies of ${seqs.length} message(s) of the protected last turn stubbed: dropping everything else did not fit ${target} tokens`,
+    reason: `tool bodies of ${seqs.length} message(s) of the protected last turn stubbed: dropping everything else did not fit ${ctx.target} tokens`,
   };
 }
 
@@ -187,11 +241,11 @@ function dropToFit(
   const { log } = ctx;
   const withActions = (actions: ReadonlyArray<PlanAction>) =>
     nextPlan(ctx.plan, [...ctx.plan.actions, ...actions], log.length);
-  const lists = new Map<boolean, ReturnType<typeof droppable>>();
-  const listOf = (spare: boolean): ReturnType<typeof droppable> => {
+  const lists = new Map<boolean, Droppable>();
+  const listOf = (spare: boolean): Droppable => {
     let list = lists.get(spare);
     if (list === undefined) {
-      list = droppable(log, ctx.plan, keep, spare);
+      list = droppable(ctx, keep, spare);
       lists.set(spare, list);
     }
     return list;
@@ -201,13 +255,12 @@ function dropToFit(
     return span.length === 0 ? [] : [dropAction(span, name, ctx.target)];
   };
   // Each measurement renders a candidate plan. The bisections for the goal and for the target (and the checks
-  // around them) probe many of the same cuts, and cuts that differ only by protected groups drop the same
-  // messages: a drop span is a prefix of the droppable list, so its length identifies it, and each is measured
-  // once.
+  // around them) probe many of the same cuts: a drop span is a prefix of the droppable list in drop order, so
+  // its length identifies it, and each is measured once.
   const measured = new Map<number, number>();
   const measureCut = (cut: number, spare: boolean): number => {
-    // How many droppable messages lie in groups below the cut: the length of its span.
-    const length = countBelow(listOf(spare).sortedGroups, cut);
+    // How many droppable messages lie in groups before the cut: the length of its span.
+    const length = countBelow(listOf(spare).sorted, cut);
     if (length === 0) return ctx.tokens;
     const key = spare ? -length : length;
     let tokens = measured.get(key);
@@ -217,15 +270,15 @@ function dropToFit(
     }
     return tokens;
   };
-  const newest = newestUnprotected(keep);
   for (const spare of spares) {
-    const all = measureCut(log.groupCount, spare);
+    const count = listOf(spare).groups;
+    const all = measureCut(count, spare);
     if (all > ctx.target) continue;
     // Dropping more never costs more, so the smallest cut is found by bisection. Aim at the goal (chunked
-    // compaction) unless that means dropping even the newest droppable group while the target could keep it.
-    const fits = (aim: number) => bisect(log.groupCount, (cut) => measureCut(cut, spare) <= aim);
+    // compaction) unless that means dropping even the last droppable group while the target could keep it.
+    const fits = (aim: number) => bisect(count, (cut) => measureCut(cut, spare) <= aim);
     let cut = all <= ctx.goal ? fits(ctx.goal) : fits(ctx.target);
-    if (cut > newest && newest >= 0 && measureCut(newest, spare) <= ctx.target) cut = fits(ctx.target);
+    if (cut === count && count > 0 && measureCut(count - 1, spare) <= ctx.target) cut = fits(ctx.target);
     return dropBelow(cut, spare);
   }
   return undefined;
@@ -239,15 +292,23 @@ function stubToFit(ctx: StrategyContext, name: string, keep: Uint8Array, allowCu
   const { log } = ctx;
   const withActions = (actions: ReadonlyArray<PlanAction>) =>
     nextPlan(ctx.plan, [...ctx.plan.actions, ...actions], log.length);
-  const list = droppable(log, ctx.plan, keep, false);
-  const all = idsBelow(log, list, log.groupCount);
+  const list = droppable(ctx, keep, false);
+  const all = idsBelow(log, list, list.groups);
   const drops = all.length === 0 ? [] : [dropAction(all, name, ctx.target)];
-  const clearable = clearableSeqs(log, drops.length === 0 ? ctx.plan : withActions(drops), keep);
+  const base = drops.length === 0 ? ctx.plan : withActions(drops);
+  // Stubs keep what their class asks (stamps, key lines) when that fits; bare placeholders are the last resort.
+  let bare = false;
+  let clearable = clearableSeqs(ctx, base, keep, bare);
   const measureClear = (n: number): number =>
     ctx.measure(
-      withActions(n === 0 ? drops : [...drops, clearAction(log, clearable.slice(0, n), name, ctx.target)]),
+      withActions(n === 0 ? drops : [...drops, clearAction(ctx, clearable.slice(0, n), name, bare)]),
     );
-  const most = measureClear(clearable.length);
+  let most = measureClear(clearable.length);
+  if (most > ctx.target) {
+    bare = true;
+    clearable = clearableSeqs(ctx, base, keep, bare);
+    most = measureClear(clearable.length);
+  }
   if (most > ctx.target) {
     const cut = allowCut ? cutCore(ctx, name) : undefined;
     if (cut !== undefined) return cut;
@@ -262,7 +323,7 @@ function stubToFit(ctx: StrategyContext, name: string, keep: Uint8Array, allowCu
   if (n === 0) return drops;
   // With those bodies stubbed there may be room again (one huge result was the problem): bring back the newest
   // groups that fit, rather than sending a request that is nearly empty.
-  const clears = [clearAction(log, clearable.slice(0, n), name, ctx.target)];
+  const clears = [clearAction(ctx, clearable.slice(0, n), name, bare)];
   const plan = withActions(clears);
   const stubbed = { ...ctx, plan, tokens: ctx.measure(plan) };
   if (stubbed.tokens <= ctx.target) return clears;
@@ -346,9 +407,87 @@ function propose(ctx: StrategyContext, name: string, protect: Protect, allowCut 
  * call arguments that are left (a clear: the calls and their pairing stay). When even that does not fit, it
  * throws `BudgetInfeasibleError` saying by how much; the pipeline turns that into a failed run.
  */
-export function createHardFallback(options: HardFallbackOptions = {}): Strategy {
-  const o = parseOptions(hardFallbackOptionsSchema, options, "hardFallback");
+export function createHardFallback(options: HardFallbackOptions & FallbackStore = {}): Strategy {
+  const { artifacts, tenant, ...json } = options;
+  const o = parseOptions(hardFallbackOptionsSchema, json, "hardFallback");
   const name = o.name ?? "hardFallback";
   const protect = o.protect ?? "lastTurn";
-  return { name, cost: "free", kinds: ["drop", "clear"], propose: (ctx) => propose(ctx, name, protect) };
+  if (artifacts === undefined) {
+    return { name, cost: "free", kinds: ["drop", "clear"], propose: (ctx) => propose(ctx, name, protect) };
+  }
+  const to: GroupStore = { store: artifacts, tenant: tenant ?? "default", name };
+  return {
+    name,
+    cost: "free",
+    kinds: ["drop", "clear", "externalize"],
+    propose: (ctx) => keepNonReplayable(ctx, propose(ctx, name, protect), to),
+  };
+}
+
+/**
+ * Where the fallback moves the non-replayable groups it would drop. Given only to a pipeline that externalizes
+ * (`pipelineFromConfig` does so when the config has an `externalize` step): a turn that brings content back runs
+ * without one, so it never writes new artifacts.
+ */
+export interface FallbackStore {
+  readonly artifacts?: ArtifactPort;
+  /** Tenant the artifacts belong to (default `default`). */
+  readonly tenant?: string;
+}
+
+/**
+ * The proposal with the non-replayable groups its drops give up moved to artifacts instead (a pointer each), when
+ * the request with those pointers still fits the target; otherwise, or when the store fails, the drops stand
+ * (a note says why).
+ */
+async function keepNonReplayable(
+  ctx: StrategyContext,
+  proposal: Proposal,
+  to: GroupStore,
+): Promise<Proposal> {
+  const { log } = ctx;
+  const classes = classesOf(ctx);
+  const dropped = new Set<number>();
+  for (const action of proposal.actions) {
+    if (action.kind !== "drop") continue;
+    for (const id of action.span) dropped.add(log.seqOf(id)!);
+  }
+  const groups = new Map<number, Group>();
+  for (const seq of dropped) {
+    const g = log.groupIndexOf(seq);
+    if (groups.has(g)) continue;
+    const group = log.groupAt(g);
+    // Only whole groups the proposal drops entirely, still verbatim before it.
+    if (!group.seqs.every((s) => dropped.has(s))) continue;
+    if (classes.classOfGroup(log, group) === "non-replayable") groups.set(g, group);
+  }
+  if (groups.size === 0) return proposal;
+  const moved = new Set<number>();
+  const pointers: PlanAction[] = [];
+  try {
+    for (const group of [...groups.values()].sort((a, b) => a.index - b.index)) {
+      pointers.push(await storeGroup(ctx, group, to));
+      for (const seq of group.seqs) moved.add(seq);
+    }
+  } catch (cause) {
+    const message = `could not store a non-replayable group: ${cause instanceof Error ? cause.message : String(cause)}; it is dropped`;
+    return { ...proposal, notes: [{ level: "error", code: "artifact_store_failed", message, cause }] };
+  }
+  const actions: PlanAction[] = [];
+  for (const action of proposal.actions) {
+    if (action.kind !== "drop") {
+      actions.push(action);
+      continue;
+    }
+    const span = action.span.filter((id) => !moved.has(log.seqOf(id)!));
+    if (span.length > 0) actions.push({ ...action, span });
+  }
+  actions.push(...pointers);
+  actions.sort((a, b) => log.seqOf(a.span[0]!)! - log.seqOf(b.span[0]!)!);
+  const tokens = ctx.measure(nextPlan(ctx.plan, [...ctx.plan.actions, ...actions], log.length));
+  if (tokens > ctx.target) {
+    const note = `${groups.size} non-replayable group(s) dropped: their pointers would bring the request to ${tokens} tokens, over the ${ctx.target}-token target`;
+    return { ...proposal, notes: [{ level: "info", code: "pointers_do_not_fit", message: note }] };
+  }
+  return { actions };
 }

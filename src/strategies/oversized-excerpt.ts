@@ -3,6 +3,7 @@
  * is cut to its head and tail with a marker of what was left out, instead of pushing everything else out of the
  * request. The excerpt is recorded in a clear action, so a replay shows the same bytes.
  */
+
 import { z } from "zod";
 import type { LogView } from "../log/log-view.js";
 import type { Message, Part } from "../log/message.js";
@@ -11,6 +12,7 @@ import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
 import { clearMessage, recallCallHint } from "../texts/placeholders.js";
 import { excerptText, textTokenCounter } from "../texts/text-excerpt.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
+import { classesOf, neverCleared } from "./durable-clears.js";
 import { compactable, messageTokens } from "./group-accounting.js";
 import { parseOptions } from "./options.js";
 import { nothingToDo, type Proposal, type Strategy, type StrategyContext } from "./strategy.js";
@@ -170,11 +172,13 @@ function propose(ctx: StrategyContext, settings: Settings): Proposal {
   const allowance = Math.floor(settings.keepShare * target);
   const resolution = resolveForLog(plan, log);
   const actions: PlanAction[] = [];
+  const classes = classesOf(ctx);
   for (let seq = 0; seq < log.length; seq++) {
     const kind = decisionAt(resolution, seq)?.kind;
     if ((kind !== undefined && kind !== "include") || excluded(log, seq, ctx.taskSeq ?? -1)) continue;
     const tokens = messageTokens(log, seq, counter);
-    if (tokens <= threshold) continue;
+    // A non-replayable result cannot be had again: no strategy cuts it (the fallback may, as a last resort).
+    if (tokens <= threshold || neverCleared(log, classes, seq)) continue;
     const message = log.at(seq)!;
     const excerpts = excerptsFor(message, tokens, allowance, settings, counter);
     if (excerpts === undefined) continue;

@@ -2,6 +2,7 @@ import type { LogView } from "../log/log-view.js";
 import type { ActionKind, CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
 import type { TokenBudget } from "../tokens/token-budget.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
+import type { DurabilityClasses } from "./durability-classes.js";
 import type { StrategyMemo } from "./strategy-memo.js";
 
 /**
@@ -40,6 +41,11 @@ export interface StrategyContext {
    * of, like system prompts, pinned messages and the newest user message; -1 or absent when none is protected.
    */
   readonly taskSeq?: number;
+  /**
+   * How the pipeline classes tool results for durability (configured tool classes over the built-in ones);
+   * absent in a hand-built context, where strategies use `DEFAULT_DURABILITY_CLASSES`.
+   */
+  readonly durability?: DurabilityClasses;
   /** Aborted when the pipeline gives up on the run (e.g. a deadline); long strategies should honour it. */
   readonly signal?: AbortSignal;
   /** The renderer's token count of the history under another plan (for strategies that check their gain). */

@@ -2,12 +2,17 @@
  * Per-tier caps (`TokenBudget.tierCaps`): a tier of the request may take at most a share of the context window,
  * whatever the total. The tool-result tier is held by tool-result retention: when the results the request shows
  * verbatim take more than `tierCaps.toolResults` of the window, the oldest of them are stubbed until the tier is
- * under its cap — even when the whole request fits (the proposal is binding, see `Proposal.binding`).
+ * under its cap — even when the whole request fits (the proposal is binding, see `Proposal.binding`). Ephemeral
+ * results go first; non-replayable ones are never stubbed; replayable and anchoring ones keep their stamp or key
+ * lines (`durable-clears.ts`).
  */
 import type { LogView } from "../log/log-view.js";
 import type { CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
 import { nextPlan } from "../plan/compaction-plan.js";
+import { textTokenCounter } from "../texts/text-excerpt.js";
 import { toolResultCap } from "../tokens/token-budget.js";
+import { dropRank } from "./durability-classes.js";
+import { classesOf, durableExcerpts, neverCleared } from "./durable-clears.js";
 import { newestGroupOf, untouchableSeqs } from "./protected-core.js";
 import type { StrategyContext } from "./strategy.js";
 
@@ -46,21 +51,29 @@ export function capToolResults(
   const tier = verbatimToolResults(ctx, plan);
   if (tier.tokens <= cap) return [];
   const spared = sparedSeqs(log, ctx.taskSeq ?? -1);
-  const span: string[] = [];
+  const classes = classesOf(ctx);
+  // Ephemeral results go first, then the rest oldest first; a non-replayable result is never stubbed.
+  const order = [...tier.seqs].sort(
+    (a, b) => dropRank(classes.classOfMessage(log, a)) - dropRank(classes.classOfMessage(log, b)) || a - b,
+  );
+  const seqs: number[] = [];
   let tokens = tier.tokens;
-  for (const seq of tier.seqs) {
+  for (const seq of order) {
     if (tokens <= cap) break;
-    if (spared.has(seq)) continue;
+    if (spared.has(seq) || neverCleared(log, classes, seq)) continue;
     const message = log.at(seq)!;
     tokens -= ctx.counter.countMessage(message, message.hash);
-    span.push(message.id);
+    seqs.push(seq);
   }
-  if (span.length === 0) return [];
+  if (seqs.length === 0) return [];
+  seqs.sort((a, b) => a - b);
+  const span = seqs.map((seq) => log.at(seq)!.id);
+  const excerpts = durableExcerpts(log, classes, seqs, { countTokens: textTokenCounter(ctx.counter) });
   return [
     {
       kind: "clear",
       span,
-      record: { kind: "clear" },
+      record: { kind: "clear", ...(excerpts.length === 0 ? {} : { excerpts }) },
       strategy: name,
       reason: `${span.length} oldest tool result(s) stubbed to bring tool results under their cap of ${cap} tokens (${tier.tokens} shown)`,
     },

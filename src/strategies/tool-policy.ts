@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import type { Durability } from "../log/message.js";
+import type { DurabilityClasses } from "./durability-classes.js";
 
 /**
  * How long one tool's results stay verbatim. A result expires when any limit says so (older than `keepTurns`
@@ -109,16 +110,17 @@ export const DEFAULT_TOOL_POLICY: ResolvedToolPolicy = Object.freeze({
 });
 
 /**
- * Built-in durability classes, applied after the tool policy: `anchoring` results never expire; `ephemeral`
- * ones expire soonest (after their turn, or as soon as the tool returns again); `replayable` results follow the
- * tool policy; `non-replayable` ones cannot be fetched again, so they are only stubbed, never dropped, and only
- * age expires them (no count limit).
+ * Built-in durability classes, applied after the tool policy: `ephemeral` results expire soonest (after their
+ * turn, or as soon as the tool returns again); `replayable` results follow the tool policy (their placeholder
+ * repeats their determinism stamp, see `durable-clears.ts`); `anchoring` results never expire; `non-replayable`
+ * results cannot be had again, so retention never clears them (no strategy does; the fallback drops their groups
+ * last).
  */
 export const DURABILITY_POLICIES: { readonly [D in Durability]: ToolPolicy } = Object.freeze({
   ephemeral: Object.freeze({ keepTurns: 1, keepLast: 1 }),
   anchoring: Object.freeze({ neverEvict: true }),
   replayable: Object.freeze({}),
-  "non-replayable": Object.freeze({ mode: "soft", keepLast: null }),
+  "non-replayable": Object.freeze({ neverEvict: true }),
 });
 
 /** A policy with every field decided; a limit switched off is `Infinity`. */
@@ -161,3 +163,20 @@ export function policyResolver(o: ToolResultRetentionOptions): PolicyResolver {
     return policy;
   };
 }
+
+/**
+ * The policy resolver under a pipeline's durability classes: a result neither it nor its call classes gets its
+ * tool's configured or built-in class. Memoized per classes object (one per pipeline).
+ */
+export function classedPolicies(policyOf: PolicyResolver, classes: DurabilityClasses): PolicyResolver {
+  let resolver = classedResolvers.get(policyOf)?.get(classes);
+  if (resolver === undefined) {
+    resolver = (tool, durability) => policyOf(tool, durability ?? classes.toolClass(tool));
+    const byClasses = classedResolvers.get(policyOf) ?? new WeakMap();
+    byClasses.set(classes, resolver);
+    classedResolvers.set(policyOf, byClasses);
+  }
+  return resolver;
+}
+
+const classedResolvers = new WeakMap<PolicyResolver, WeakMap<DurabilityClasses, PolicyResolver>>();

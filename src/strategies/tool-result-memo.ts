@@ -2,12 +2,15 @@
  * How tool-result retention's memo travels in a thread checkpoint: its sweep (the groups left open) and the
  * facts it keeps per result of the messages the checkpoint holds.
  */
+
 import type { LogView } from "../log/log-view.js";
 import type { SeqResolution } from "../plan/resolve-for-log.js";
+import { durabilityClasses, toolClassesSchema } from "./durability-classes.js";
 import { GroupSweep } from "./group-sweep.js";
 import { parseOptions } from "./options.js";
 import { isCount, record, type StrategyMemo } from "./strategy-memo.js";
 import {
+  classedPolicies,
   type PolicyResolver,
   policyResolver,
   type ToolResultRetentionOptions,
@@ -48,8 +51,17 @@ function factsOf(value: unknown): ResultFactsState {
 
 /** The policy resolver of the retention whose history-memo key is `memoKey` (its options follow the prefix). */
 export function retentionPolicyOf(memoKey: string): PolicyResolver {
-  const options = JSON.parse(memoKey.slice(RETENTION_PREFIX.length)) as ToolResultRetentionOptions;
-  return policyResolver(parseOptions(toolResultRetentionOptionsSchema, options, "toolResultRetention"));
+  // `[options, [builtIn, [[tool, class], …]]]`: the options and the pipeline's durability classes (see
+  // `DurabilityClasses.key`). A key of an older checkpoint holds the options alone.
+  const parsed = JSON.parse(memoKey.slice(RETENTION_PREFIX.length)) as unknown;
+  const [options, classes] = Array.isArray(parsed) ? parsed : [parsed, undefined];
+  const policyOf = policyResolver(
+    parseOptions(toolResultRetentionOptionsSchema, options, "toolResultRetention"),
+  );
+  if (classes === undefined) return policyOf;
+  const [builtIn, tools] = classes as [boolean, Array<[string, string]>];
+  const spec = parseOptions(toolClassesSchema, Object.fromEntries(tools), "toolClasses");
+  return classedPolicies(policyOf, durabilityClasses({ builtIn, tools: spec }));
 }
 
 /**

@@ -1,10 +1,16 @@
+import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { z } from "zod";
 import { arbitraryBatches, fcParams } from "../../test/support/arbitrary-log.js";
 import { call, result, text, validationError } from "../../test/support/builders.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";
-import { renderHistory, runStrategy, strategyContext } from "../../test/support/strategy-context.js";
+import {
+  renderHistory,
+  runStrategy,
+  type StrategyContextOptions,
+  strategyContext,
+} from "../../test/support/strategy-context.js";
 import {
   answers,
   asks,
@@ -14,9 +20,10 @@ import {
 } from "../../test/support/strategy-fixtures.js";
 import type { MessageInput, MessageMeta } from "../log/message.js";
 import { ThreadLog } from "../log/thread-log.js";
-import { type CompactionPlan, emptyPlan, extendPlan } from "../plan/compaction-plan.js";
+import { type ClearRecord, type CompactionPlan, emptyPlan, extendPlan } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
 import { validatePlan } from "../plan/validate-plan.js";
+import { durabilityClasses } from "./durability-classes.js";
 import type { Proposal } from "./strategy.js";
 import {
   createToolResultRetention,
@@ -32,7 +39,7 @@ const counter = simpleCounter();
 
 const body = (tag: string, n = 400): string => `${tag}\n${"x".repeat(n)}`;
 /** One call of `tool` answered by one tool message: ids `a<n>` (call message) and `r<n>` (result message). */
-const step = (n: number, tool = "search", content = body(`out ${n}`)): MessageInput[] => [
+const step = (n: number, tool = "bash", content = body(`out ${n}`)): MessageInput[] => [
   asks(`a${n}`, [call(`c${n}`, `{"q":${n}}`, tool)]),
   answers(`r${n}`, [result(`c${n}`, content)]),
 ];
@@ -42,8 +49,9 @@ async function run(
   options: ToolResultRetentionOptions,
   log: ThreadLog,
   plan: CompactionPlan = emptyPlan(log.threadId),
+  context: StrategyContextOptions = {},
 ): Promise<{ proposal: Proposal; plan: CompactionPlan }> {
-  const out = await runStrategy(createToolResultRetention(options), log, plan);
+  const out = await runStrategy(createToolResultRetention(options), log, plan, context);
   expect(validatePlan(out.plan, log)).toEqual([]);
   expect(renderHistory(log, out.plan, counter).messages.length).toBeGreaterThan(0);
   return out;
@@ -99,8 +107,8 @@ describe("age (keepTurns)", () => {
     expect(action.record).toEqual({
       kind: "clear",
       cleared: [
-        { messageId: "r0", callId: "c0", toolName: "search", chars: body("out 0").length },
-        { messageId: "r1", callId: "c1", toolName: "search", chars: body("out 1").length },
+        { messageId: "r0", callId: "c0", toolName: "bash", chars: body("out 0").length },
+        { messageId: "r1", callId: "c1", toolName: "bash", chars: body("out 1").length },
       ],
     });
     expect(action.strategy).toBe("toolResultRetention");
@@ -176,9 +184,9 @@ describe("minChars", () => {
   it("leaves results smaller than minChars, and never stubs a result shorter than its stub", async () => {
     const log = ThreadLog.from("t", [
       user("u"),
-      ...step(0, "search", "tiny"),
-      ...step(1, "search", body("b", 150)),
-      ...step(2, "search", body("c", 500)),
+      ...step(0, "bash", "tiny"),
+      ...step(1, "bash", body("b", 150)),
+      ...step(2, "bash", body("c", 500)),
       ...step(3),
     ]);
     expect(spans((await run({ default: { keepLast: 1 } }, log)).proposal)).toEqual([["clear", "r2"]]);
@@ -281,20 +289,74 @@ describe("durability", () => {
     expect(spans(proposal)).toEqual([["clear", "r0"]]);
   });
 
-  it("non-replayable results are never dropped and have no count limit; options override the built-ins", async () => {
+  it("non-replayable results are never cleared nor dropped by retention, however old; options can override", async () => {
     const hard = { default: { keepLast: 1, mode: "hard" as const } };
     expect(spans((await run(hard, log({ durability: "non-replayable" }))).proposal)).toEqual([
       ["drop", "a1", "r1", "a2", "r2"],
     ]);
     const aged = log({ durability: "non-replayable" }).append([user("v"), user("w"), user("z")]);
-    expect(spans((await run(hard, aged)).proposal)).toEqual([
-      ["clear", "r0"],
-      ["drop", "a1", "r1", "a2", "r2", "a3", "r3"],
-    ]);
-    const override = { ...hard, durability: { "non-replayable": { mode: "hard" as const } } };
+    expect(spans((await run(hard, aged)).proposal)).toEqual([["drop", "a1", "r1", "a2", "r2", "a3", "r3"]]);
+    const soft = { default: { keepLast: 1 } };
+    expect(spans((await run(soft, aged)).proposal)).toEqual([["clear", "r1", "r2", "r3"]]);
+    const override = { ...hard, durability: { "non-replayable": { neverEvict: false } } };
     expect(spans((await run(override, aged)).proposal)).toEqual([
       ["drop", "a0", "r0", "a1", "r1", "a2", "r2", "a3", "r3"],
     ]);
+  });
+
+  it("classes tools by the words of their names unless configured: a write is never cleared, a read is stamped", async () => {
+    const thread = ThreadLog.from("t", [
+      user("u"),
+      ...step(0, "write_file"),
+      ...[1, 2].flatMap((n) => step(n, "readFile")),
+      ...[3, 4].flatMap((n) => step(n, "bash")),
+    ]);
+    const o = { default: { keepLast: 1, keepTurns: null } };
+    const { proposal } = await run(o, thread);
+    expect(spans(proposal)).toEqual([["clear", "r1", "r3"]]);
+    const record = proposal.actions[0]!.record as ClearRecord;
+    const hash = createHash("sha256").update(body("out 1")).digest("hex").slice(0, 8);
+    expect(record.excerpts).toEqual([
+      {
+        messageId: "r1",
+        partIndex: 0,
+        text: `[result cleared: readFile, 406 chars; replayable, sha256 ${hash}: call again to see it]`,
+      },
+    ]);
+    // Configured classes win over the built-in words; `none` leaves a tool unclassed.
+    const frozen = await run(o, thread, undefined, {
+      durability: durabilityClasses({ tools: { readFile: "non-replayable" } }),
+    });
+    expect(spans(frozen.proposal)).toEqual([["clear", "r3"]]);
+    const unclassed = await run(o, thread, undefined, {
+      durability: durabilityClasses({ tools: { readFile: "none" } }),
+    });
+    expect(spans(unclassed.proposal)).toEqual([["clear", "r1", "r3"]]);
+    expect((unclassed.proposal.actions[0]!.record as ClearRecord).excerpts).toBeUndefined();
+  });
+
+  it("a replayable result repeats the strongest determinism metadata it carries", async () => {
+    const thread = ThreadLog.from("t", [
+      user("u"),
+      asks("a0", [call("c0", "{}", "read_file")]),
+      answers("r0", [result("c0", body("r0"))], { etag: 'W/"42"', mtime: "2026-11-01T10:00:00Z" }),
+      ...[1, 2].flatMap((n) => step(n, "read_file")),
+    ]);
+    const { proposal } = await run({ default: { keepLast: 1, keepTurns: null } }, thread);
+    const record = proposal.actions[0]!.record as ClearRecord;
+    expect(record.excerpts?.[0]?.text).toContain(`replayable, etag "W/\\"42\\""`);
+    expect(record.excerpts?.[1]?.text).toMatch(/replayable, sha256 [0-9a-f]{8}/);
+  });
+
+  it("never stubs a replayable result its stamped placeholder would not shrink", async () => {
+    const thread = ThreadLog.from("t", [
+      user("u"),
+      ...step(0, "search", body("s", 40)),
+      ...step(1, "search", body("s", 600)),
+      ...step(2, "search"),
+    ]);
+    const { proposal } = await run({ default: { keepLast: 1, keepTurns: null, minChars: 0 } }, thread);
+    expect(spans(proposal)).toEqual([["clear", "r1"]]);
   });
 });
 

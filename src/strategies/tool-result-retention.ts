@@ -14,8 +14,15 @@ import {
 } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
 import type { Decision } from "../plan/resolve-plan.js";
-import { clearedArgsText, clearedResultText, keyLinesResultText } from "../texts/placeholders.js";
+import {
+  clearedArgsText,
+  clearedResultText,
+  keyLinesResultText,
+  stampedResultText,
+} from "../texts/placeholders.js";
 import { textTokenCounter } from "../texts/text-excerpt.js";
+import { DEFAULT_DURABILITY_CLASSES, type DurabilityClasses } from "./durability-classes.js";
+import { determinismStamp, durableExcerpts, resultClass, stampsSave } from "./durable-clears.js";
 import { messageTokens } from "./group-accounting.js";
 import type { DecisionChange } from "./group-sweep.js";
 import { parseOptions } from "./options.js";
@@ -24,6 +31,7 @@ import { nothingToDo, type Proposal, type Strategy, type StrategyContext } from 
 import { threadRarity } from "./thread-rarity.js";
 import { capToolResults } from "./tier-caps.js";
 import {
+  classedPolicies,
   DEFAULT_KEY_LINES,
   type KeyLinesOptions,
   policyResolver,
@@ -210,21 +218,25 @@ function toActions(
   out: Collected,
   bySeq: ResultIndex,
   name: string,
-  keyLinesOf?: KeyLinesOf,
+  excerptsOf: KeyLinesOf,
+  worthClearing: (seq: number) => boolean,
 ): PlanAction[] {
   const ids = (seqs: ReadonlyArray<number>) => [...seqs].sort((a, b) => a - b).map((seq) => log.at(seq)!.id);
   const actions: PlanAction[] = [];
-  for (const [withArgs, seqs] of out.clear) {
+  for (const [withArgs, all] of out.clear) {
+    const seqs = all.filter(worthClearing);
+    if (seqs.length === 0) continue;
     const cleared = ids(seqs).flatMap((id) => clearedItems(log, log.seqOf(id)!, bySeq));
     const results = seqs.filter((seq) => bySeq.has(seq)).length;
-    const excerpts = keyLinesOf === undefined ? [] : ids(seqs).flatMap((id) => keyLinesOf(log.seqOf(id)!));
+    const excerpts = ids(seqs).flatMap((id) => excerptsOf(log.seqOf(id)!));
     const record = {
       kind: "clear" as const,
       ...(withArgs ? { clearArgs: true } : {}),
       cleared,
       ...(excerpts.length > 0 ? { excerpts } : {}),
     };
-    const kept = excerpts.length > 0 ? `, ${excerpts.length} keeping key lines` : "";
+    const lined = excerpts.filter((e) => e.text.includes("key lines:]")).length;
+    const kept = lined > 0 ? `, ${lined} keeping key lines` : "";
     actions.push({
       kind: "clear",
       span: ids(seqs),
@@ -275,10 +287,13 @@ export function createToolResultRetention(options: ToolResultRetentionOptions = 
   const keyLines = o.keyLines === false ? undefined : { ...DEFAULT_KEY_LINES, ...o.keyLines };
   const propose = (ctx: StrategyContext): Proposal => {
     const { log, plan } = ctx;
-    const memo = retentionMemo(log, key, policyOf);
+    const classes = ctx.durability ?? DEFAULT_DURABILITY_CLASSES;
+    const memo = retentionMemo(log, `[${key},${classes.key}]`, classedPolicies(policyOf, classes));
     const resolution = resolveForLog(plan, log);
     const out = sweepRetention(log, resolution, memo);
-    const plain = toActions(log, out, memo.facts.bySeq, name);
+    const stamps: KeyLinesOf = (seq) => durableExcerpts(log, classes, [seq]);
+    const worth = (seq: number) => stampsSave(log, classes, seq);
+    const plain = toActions(log, out, memo.facts.bySeq, name, stamps, worth);
     // Over the tool-result tier's cap (`tierCaps.toolResults`), the oldest results shown go too, whatever the total.
     const capped = capToolResults(ctx, plain, name);
     if (capped.length > 0) return { actions: inLogOrder(log, [...plain, ...capped]), binding: true };
@@ -292,8 +307,8 @@ export function createToolResultRetention(options: ToolResultRetentionOptions = 
     const floor = floorAfter(ctx, resolution, out);
     if (floor > ctx.target) return { actions: plain };
     if (ctx.tokens <= ctx.target && ctx.tokens - floor < (ctx.minGain ?? 0)) return { actions: plain };
-    const keyLinesOf = keyLinesFinder(ctx, resolution, memo.facts.bySeq, keyLines);
-    const actions = toActions(log, out, memo.facts.bySeq, name, keyLinesOf);
+    const keyLinesOf = keyLinesFinder(ctx, resolution, memo.facts.bySeq, keyLines, classes);
+    const actions = toActions(log, out, memo.facts.bySeq, name, keyLinesOf, worth);
     return { actions: roomFor(ctx, actions) ? actions : plain };
   };
   return Object.freeze({
@@ -314,6 +329,7 @@ function keyLinesFinder(
   resolution: ReturnType<typeof resolveForLog>,
   bySeq: ResultIndex,
   options: Required<KeyLinesOptions>,
+  classes: DurabilityClasses,
 ): KeyLinesOf {
   const rarity = threadRarity(ctx.log, resolution);
   const countTokens = textTokenCounter(ctx.counter);
@@ -322,11 +338,22 @@ function keyLinesFinder(
     if (refs === undefined) return [];
     const message = ctx.log.at(seq)!;
     return refs.flatMap((r) => {
+      const partIndex = message.parts.indexOf(r.part);
+      const replayable = resultClass(ctx.log, classes, seq, partIndex) === "replayable";
+      const stamped = (lines: ReadonlyArray<string>) =>
+        stampedResultText(r.toolName, r.part.content.length, determinismStamp(message, r.part), lines);
       const lines = salientLines(r.part.content, rarity, { ...options, countTokens });
-      if (lines.length === 0) return [];
-      const text = keyLinesResultText(r.toolName, r.part.content.length, lines);
-      if (text.length * 2 > r.part.content.length) return [];
-      return [{ messageId: message.id, partIndex: message.parts.indexOf(r.part), text }];
+      const text =
+        lines.length === 0
+          ? ""
+          : replayable
+            ? stamped(lines)
+            : keyLinesResultText(r.toolName, r.part.content.length, lines);
+      // Lines that would not halve the result are not worth keeping; a replayable result keeps its stamp anyway.
+      if (lines.length === 0 || text.length * 2 > r.part.content.length) {
+        return replayable ? [{ messageId: message.id, partIndex, text: stamped([]) }] : [];
+      }
+      return [{ messageId: message.id, partIndex, text }];
     });
   };
 }

@@ -83,6 +83,21 @@ function excerptWithWayBack(excerpt: string, toolName: string, part: ToolResultP
   return `${excerpt}\n[${hint} for the whole result]`;
 }
 
+/**
+ * The body a cleared replayable result gets: the placeholder with the determinism stamp of what was there (a
+ * version, etag, mtime or content hash) and how to get it back, then any key lines. It reaches the request as a
+ * clear record's excerpt (plan data), so it is not part of the render format.
+ */
+export function stampedResultText(
+  toolName: string,
+  chars: number,
+  stamp: string,
+  lines: ReadonlyArray<string> = [],
+): string {
+  const head = `[result cleared: ${toolName}, ${formatSize(chars)}; replayable, ${stamp}: call again to see it`;
+  return lines.length === 0 ? `${head}]` : `${head}; key lines:]\n${lines.join("\n")}`;
+}
+
 /** Per clear record (frozen plan data): its excerpts by message id, then by part index. */
 const excerptIndex = new WeakMap<ClearRecord, ReadonlyMap<string, ReadonlyMap<number, string>>>();
 

@@ -3,11 +3,13 @@
  * pipeline's own views of the rendered history, so strategy tests need no pipeline. Generic on purpose: any
  * strategy's tests can use it.
  */
+
 import { historyViews } from "../../src/compaction/history-views.js";
 import type { ThreadLog } from "../../src/log/thread-log.js";
 import { type CompactionPlan, extendPlan } from "../../src/plan/compaction-plan.js";
 import { renderPrompt } from "../../src/render/render-prompt.js";
 import type { RenderedPrompt } from "../../src/render/rendered-prompt.js";
+import type { DurabilityClasses } from "../../src/strategies/durability-classes.js";
 import type { Proposal, Strategy, StrategyContext } from "../../src/strategies/strategy.js";
 import { createTokenBudget } from "../../src/tokens/token-budget.js";
 import type { MessageCounter } from "../../src/tokens/tokenizer.js";
@@ -28,6 +30,8 @@ export interface StrategyContextOptions {
   readonly minGain?: number;
   /** Per-tier caps of the budget (`TokenBudget.tierCaps`); default none. */
   readonly tierCaps?: { readonly toolResults?: number };
+  /** The pipeline's durability classes; default none (strategies use the built-in ones). */
+  readonly durability?: DurabilityClasses;
 }
 
 /** A strategy context for `log` under `plan`: `tokens` and `measure` are `renderPrompt(...).tokenCount`. */
@@ -44,6 +48,7 @@ export function strategyContext(
     log,
     plan,
     counter,
+    ...(options.durability === undefined ? {} : { durability: options.durability }),
     tokens: measure(plan),
     target,
     goal: options.goal ?? target,
