@@ -234,19 +234,30 @@ describe("renderPrompt: clear with excerpts", () => {
     expect(out.messages[3]!.parts).toEqual([result("c2", `TWO${hint("c2")}`)]);
   });
 
-  it("names the call in a key-lines header, and leaves an excerpt that names it already as recorded", () => {
+  it("names the call in a stored placeholder's first line, and leaves an excerpt that names it as recorded", () => {
     const log = ThreadLog.from("t", [
-      assistant("a1", call("c1", "grep"), call("c2", "cat")),
-      tool("t1", result("c1", "x".repeat(3000)), result("c2", "y".repeat(3000))),
+      assistant("a1", call("c1", "grep"), call("c2", "cat"), call("c3", "read"), call("c4", "read")),
+      tool(
+        "t1",
+        result("c1", "x".repeat(3000)),
+        result("c2", "y".repeat(3000)),
+        result("c3", "z".repeat(3000)),
+        result("c4", "w".repeat(3000)),
+      ),
     ]);
+    const stamped = "[result cleared: read, 3 KB; replayable, etag 7f: call again to see it";
     const record = excerptClear([
       { messageId: "t1", partIndex: 0, text: "[result cleared: grep, 3 KB; key lines:]\nKX-1 failed" },
       { messageId: "t1", partIndex: 1, text: 'yy\n[… 2990 chars omitted; recall callId "c2" …]\nyy' },
+      { messageId: "t1", partIndex: 2, text: `${stamped}]` },
+      { messageId: "t1", partIndex: 3, text: `${stamped}; key lines:]\nww` },
     ]);
     const out = render(log, planOf(log, act("clear", ["t1"], record)));
     expect(out.messages[1]!.parts).toEqual([
       result("c1", '[result cleared: grep, 3 KB; recall callId "c1"; key lines:]\nKX-1 failed'),
       result("c2", 'yy\n[… 2990 chars omitted; recall callId "c2" …]\nyy'),
+      result("c3", `${stamped}; recall callId "c3"]`),
+      result("c4", `${stamped}; recall callId "c4"; key lines:]\nww`),
     ]);
   });
 });

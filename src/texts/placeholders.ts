@@ -25,7 +25,7 @@ export function formatSize(chars: number): string {
 }
 
 /** Whether a render format's placeholders name the way back (`recall` by call id or by query). */
-function namesWayBack(version: RenderFormatVersion): boolean {
+export function namesWayBack(version: RenderFormatVersion): boolean {
   return version !== "cl-render/4" && version !== "cl-render/3";
 }
 
@@ -33,6 +33,9 @@ function namesWayBack(version: RenderFormatVersion): boolean {
 export function recallCallHint(callId: string): string {
   return `recall callId ${JSON.stringify(callId)}`;
 }
+
+/** How a placeholder's first line ends when key lines follow it. */
+const KEY_LINES_CLOSE = "; key lines:]";
 
 function clearedHead(toolName: string, chars: number, callId: string | undefined): string {
   const way = callId === undefined ? "" : `; ${recallCallHint(callId)}`;
@@ -63,22 +66,26 @@ export function keyLinesResultText(
   lines: ReadonlyArray<string>,
   callId?: string,
 ): string {
-  return `${clearedHead(toolName, chars, callId)}; key lines:]\n${lines.join("\n")}`;
+  return `${clearedHead(toolName, chars, callId)}${KEY_LINES_CLOSE}\n${lines.join("\n")}`;
 }
 
 /**
  * A cleared result's excerpt as `cl-render/5` shows it: as recorded when it is the whole result or names the call
- * id already (the marker of an oversized result's head and tail does); key lines under a header naming the call id (a clear record stores
- * the header without it); any other excerpt with a line after it saying how to recall the whole result.
+ * id already (the marker of an oversized result's head and tail does); a placeholder stored without the call id
+ * (a clear record's key lines or replayable stamp start with `[result cleared: name, size`) with the call id put
+ * in its first line, before `; key lines:]` or its closing bracket; any other excerpt with a line after it saying
+ * how to recall the whole result.
  */
 function excerptWithWayBack(excerpt: string, toolName: string, part: ToolResultPart): string {
   const hint = recallCallHint(part.callId);
   // An excerpt that is the whole result (a small part beside an oversized one) left nothing out.
   if (excerpt === part.content || excerpt.includes(hint)) return excerpt;
-  const chars = part.content.length;
-  const stored = keyLinesResultText(toolName, chars, []);
-  if (excerpt.startsWith(stored)) {
-    return keyLinesResultText(toolName, chars, [excerpt.slice(stored.length)], part.callId);
+  const head = clearedHead(toolName, part.content.length, undefined);
+  const lineEnd = excerpt.indexOf("\n") < 0 ? excerpt.length : excerpt.indexOf("\n");
+  const first = excerpt.slice(0, lineEnd);
+  if (first.startsWith(head) && first.endsWith("]")) {
+    const close = first.endsWith(KEY_LINES_CLOSE) ? first.length - KEY_LINES_CLOSE.length : first.length - 1;
+    return `${first.slice(0, close)}; ${hint}${excerpt.slice(close)}`;
   }
   return `${excerpt}\n[${hint} for the whole result]`;
 }
@@ -180,6 +187,14 @@ export function summaryText(
   const what = `${messageCount} earlier message${messageCount === 1 ? "" : "s"}`;
   const way = namesWayBack(version) ? "; recall by query finds them" : "";
   return `[Summary of ${what}${way}]\n${record.summary}`;
+}
+
+/**
+ * The text of the marker standing for a run of dropped messages (`cl-render/5` on; earlier formats leave a drop
+ * without a trace): how many were left out, and that `recall` finds them by query.
+ */
+export function droppedText(messageCount: number): string {
+  return `[${messageCount} earlier message${messageCount === 1 ? "" : "s"} left out; recall by query finds them]`;
 }
 
 /** The text of the synthetic message standing for an externalized span. */
