@@ -82,10 +82,11 @@ describe("example agent harness", () => {
   });
 
   it("is rejected by the same server once calibration is off", async () => {
-    // Seed 3 meets a request the engine undercounts by more than the margin early (seed 1 only at turn 101).
+    // Seed 19 meets a request the engine undercounts by more than the margin early (turn 24; seed 1 only at
+    // turn 100). Which seed does depends on every token the requests carry, the recall tool's definition included.
     const uncalibrated = await runAgentHarness({
       turns: 60,
-      seed: 3,
+      seed: 19,
       calibration: { maxRatio: 1 },
       replayEvery: 10,
     });
