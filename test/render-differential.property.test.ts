@@ -18,12 +18,13 @@ const RUNS = 1000;
 const shape = (prompt: RenderedPrompt) =>
   prompt.messages.map(({ role, parts, provenance }) => ({ role, parts, provenance }));
 
-/** The stable prefix by its definition: the leading run of system messages and summaries / pointers. */
+/** The stable prefix by its definition: the leading run of system messages and summaries, pointers, drop markers. */
 function referenceStablePrefixEnd(messages: ReadonlyArray<ReferenceMessage>): number {
   let end = -1;
   while (end + 1 < messages.length) {
     const m = messages[end + 1]!;
-    if (m.role !== "system" && m.provenance.kind !== "summary" && m.provenance.kind !== "pointer") break;
+    const standIn = ["summary", "pointer", "drop_marker"].includes(m.provenance.kind);
+    if (m.role !== "system" && !standIn) break;
     end += 1;
   }
   return end;

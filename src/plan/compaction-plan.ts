@@ -87,6 +87,12 @@ export interface ExternalizationRecord {
 export interface DropRecord {
   readonly kind: "drop";
   readonly reason: string;
+  /**
+   * Leave one short marker where a dropped run begins when this drop governs its first message (render format
+   * `cl-render/5` on): how many messages were left out, and that `recall` finds them by query. Without it a drop
+   * leaves no trace. A strategy that sets it must measure what it drops by rendering (the marker costs tokens).
+   */
+  readonly marker?: boolean;
 }
 
 /** The record an action of kind K carries. */

@@ -67,7 +67,9 @@ const recordSchemas = {
       tenant: z.string().min(1).optional(),
     })
     .strict(),
-  drop: z.object({ kind: z.literal("drop"), reason: z.string().min(1) }).strict(),
+  drop: z
+    .object({ kind: z.literal("drop"), reason: z.string().min(1), marker: z.boolean().optional() })
+    .strict(),
 } as const;
 
 /**

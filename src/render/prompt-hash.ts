@@ -130,11 +130,16 @@ export function unchangedLeadingTokens(
   return tokens;
 }
 
-/** Index of the last message of the leading system + summary/pointer run (-1 when there is none). */
+const STABLE_KINDS: ReadonlySet<Provenance["kind"]> = new Set(["summary", "pointer", "drop_marker"]);
+
+/**
+ * Index of the last message of the leading run of system messages and synthetic stand-ins for older history
+ * (summaries, pointers, markers of dropped runs); -1 when there is none.
+ */
 export function stablePrefixEnd(messages: ReadonlyArray<RenderedMessage>): number {
   let end = -1;
   for (const [i, m] of messages.entries()) {
-    if (m.role === "system" || m.provenance.kind === "summary" || m.provenance.kind === "pointer") end = i;
+    if (m.role === "system" || STABLE_KINDS.has(m.provenance.kind)) end = i;
     else break;
   }
   return end;

@@ -119,6 +119,78 @@ describe("renderPrompt: include and drop", () => {
   });
 });
 
+describe("renderPrompt: drop markers", () => {
+  const marked = { kind: "drop", reason: "over budget", marker: true } as const;
+  const markerText = (n: number) =>
+    `[${n} earlier message${n === 1 ? "" : "s"} left out; recall by query finds them]`;
+
+  it("a drop that asks for a marker leaves one where its run began: how many, and that recall finds them", () => {
+    const log = basicLog();
+    const out = render(log, planOf(log, act("drop", ["u1", "a1", "t1"], marked)));
+    expect(outline(out)).toEqual([
+      "system:original[s]",
+      "assistant:drop_marker[u1,a1,t1]",
+      "user:original[u2]",
+      "assistant:original[a2]",
+    ]);
+    expect(out.messages[1]!.parts).toEqual([text(markerText(3))]);
+    expect(out.messages[1]!.provenance.synthetic).toBe(true);
+    // A leading marker belongs to the stable prefix, as a summary does.
+    expect(out.stablePrefixEnd).toBe(1);
+    // cl-render/4 and /3 knew no markers: replay of their calls renders the drop without a trace.
+    const v4 = render(log, planOf(log, act("drop", ["u1", "a1", "t1"], marked)), {
+      formatVersion: "cl-render/4",
+    });
+    expect(outline(v4)).toEqual(["system:original[s]", "user:original[u2]", "assistant:original[a2]"]);
+  });
+
+  it("one marker per run of dropped messages, decided by the drop governing the run's first message", () => {
+    const log = basicLog();
+    const plain = act("drop", ["u1"]);
+    // Two adjacent drops are one run: the first one's marker stands for both.
+    const joined = render(log, planOf(log, act("drop", ["u1"], marked), act("drop", ["a1", "t1"])));
+    expect(outline(joined)[1]).toBe("assistant:drop_marker[u1,a1,t1]");
+    expect(joined.messages[1]!.parts).toEqual([text(markerText(3))]);
+    expect(outline(render(log, planOf(log, plain, act("drop", ["a1", "t1"], marked))))).toEqual([
+      "system:original[s]",
+      "user:original[u2]",
+      "assistant:original[a2]",
+    ]);
+    // Runs apart get a marker each.
+    const apart = render(log, planOf(log, act("drop", ["u1"], marked), act("drop", ["u2"], marked)));
+    expect(outline(apart).filter((line) => line.includes("drop_marker"))).toEqual([
+      "assistant:drop_marker[u1]",
+      "assistant:drop_marker[u2]",
+    ]);
+  });
+
+  it("a long run lists its ids when read and hashes the same every render", () => {
+    const messages = Array.from({ length: 40 }, (_, i) => user(`m${i}`, `message ${i}`));
+    const log = ThreadLog.from("t", [...messages, user("last", "go on")]);
+    const plan = planOf(
+      log,
+      act(
+        "drop",
+        messages.map((m) => m.id!),
+        marked,
+      ),
+    );
+    const out = render(log, plan);
+    expect(out.messages[0]!.parts).toEqual([text(markerText(40))]);
+    expect(out.messages[0]!.provenance.sourceIds).toEqual(messages.map((m) => m.id));
+    expect(renderPrompt(log, plan, { counter: simpleCounter() }).hash).toBe(out.hash);
+    const other = planOf(
+      log,
+      act(
+        "drop",
+        messages.slice(1).map((m) => m.id!),
+        marked,
+      ),
+    );
+    expect(render(log, other).hash).not.toBe(out.hash);
+  });
+});
+
 describe("renderPrompt: clear", () => {
   it("keeps the call/result pairing and puts the tool name and size in the placeholder", () => {
     const log = basicLog("y".repeat(48 * 1024));

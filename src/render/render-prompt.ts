@@ -1,3 +1,4 @@
+import { hash } from "node:crypto";
 import type { LogView } from "../log/log-view.js";
 import type { Message, Part, ToolCallPart, ToolResultPart } from "../log/message.js";
 import type { CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
@@ -6,6 +7,8 @@ import type { Decision } from "../plan/resolve-plan.js";
 import { assertPlanValid } from "../plan/validate-plan.js";
 import {
   clearMessage,
+  droppedText,
+  namesWayBack,
   type PendingStub,
   pendingStub,
   pointerText,
@@ -100,10 +103,19 @@ export function renderPrompt(log: LogView, plan: CompactionPlan, options: Render
   // The history as runs of seqs under one action: a compacted history is mostly a few long runs (a summary's
   // span, the dropped prefix), skipped whole rather than seq by seq.
   const runs = actionRuns(resolved, log.length);
+  const markDrops = namesWayBack(options.formatVersion ?? RENDER_FORMAT_VERSION);
   for (let r = 0; r < runs.length; r += 3) {
     const end = runs[r + 1]!;
     const index = runs[r + 2]!;
     const decision = index < 0 ? undefined : decisions[index];
+    // A dropped run is one triple (the resolution's runs are maximal); its marker, when the drop governing its
+    // first message asks for one, goes where the run began.
+    if (decision?.kind === "drop") {
+      if (markDrops && decision.action.kind === "drop" && decision.action.record.marker === true) {
+        ctx.visitDropped(runs[r]!, end);
+      }
+      continue;
+    }
     for (let seq = runs[r]!; seq < end && skipped[index + 1] === 0; seq++) {
       // A projected log (0009) need not hold a summarized or externalized message: its span renders from the
       // plan.
@@ -116,6 +128,15 @@ export function renderPrompt(log: LogView, plan: CompactionPlan, options: Render
   }
   ctx.appendTail();
   return finishPrompt(log, plan, ctx.out, options);
+}
+
+/** The digest standing for the ids of the dropped seqs `[start, stop)` in a prompt hash. */
+function runDigest(log: LogView, start: number, stop: number): string {
+  return hash(
+    "sha256",
+    JSON.stringify(["dropped", log.idAt(start), log.idAt(stop - 1), stop - start]),
+    "hex",
+  );
 }
 
 // Per resolution: its action table as runs (see `actionRuns`), with the log length they were made for.
@@ -225,6 +246,29 @@ class RenderContext {
     }
     this.#emitMessage(message, decision?.action);
     if (message.role === "assistant" && hasToolCall(message.parts)) this.#emitResultsOf(message);
+  }
+
+  /**
+   * The marker standing for the dropped seqs `[start, stop)`. Its provenance lists their ids; a long list is built
+   * only when read, and enters the hash as a digest of the run's first and last id and length (ids are unique in a
+   * thread, so those name the run), so a turn never walks a long dropped prefix.
+   */
+  visitDropped(start: number, stop: number): void {
+    const count = stop - start;
+    let built: string[] | undefined;
+    const ids = () => {
+      if (built === undefined) {
+        const table = this.log.fullIdTable();
+        built = [];
+        for (let seq = start; seq < stop; seq++) built.push(table[seq]!);
+      }
+      return built;
+    };
+    const provenance = hashedAsDigest(count)
+      ? lazyProvenance("drop_marker", runDigest(this.log, start, stop), ids)
+      : { kind: "drop_marker" as const, sourceIds: ids(), synthetic: true };
+    const parts = [{ type: "text" as const, text: droppedText(count) }];
+    this.out.push(makeRendered("assistant", parts, provenance, this.options.counter));
   }
 
   /** A summarized or externalized message the log does not hold (never a placed result: those are held). */

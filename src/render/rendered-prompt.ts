@@ -6,6 +6,7 @@ export type RenderedKind =
   | "cleared" // copied from the log with tool results / args replaced by placeholders
   | "summary" // synthetic: stands for a summarized span
   | "pointer" // synthetic: stands for an externalized span (artifact pointer + short summary)
+  | "drop_marker" // synthetic: stands for a run of dropped messages (how many, and that recall finds them)
   | "pending_stub" // synthetic: a placeholder result for a call that has no result yet
   | "injection" // per-turn injected content, never part of the log
   | "rehydration"; // an artifact brought back for this turn, never part of the log

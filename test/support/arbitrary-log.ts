@@ -677,7 +677,7 @@ function recordFor(
         ...(r.flag ? { sizeChars: r.size } : {}),
       };
     case "drop":
-      return { kind, reason: r.dropReason };
+      return { kind, reason: r.dropReason, ...(r.flag ? { marker: true } : {}) };
   }
 }
 

@@ -11,7 +11,13 @@ import type { ThreadLog } from "../../src/log/thread-log.js";
 import type { ActionKind, CompactionPlan, PlanAction } from "../../src/plan/compaction-plan.js";
 import type { Injection, PendingCallMode, RehydratedArtifact } from "../../src/render/render-prompt.js";
 import type { RenderedKind } from "../../src/render/rendered-prompt.js";
-import { clearMessage, pendingResultText, pointerText, summaryText } from "../../src/texts/placeholders.js";
+import {
+  clearMessage,
+  droppedText,
+  pendingResultText,
+  pointerText,
+  summaryText,
+} from "../../src/texts/placeholders.js";
 
 /** One message of the reference output. */
 export interface ReferenceMessage {
@@ -147,7 +153,21 @@ export function referenceRender(
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!;
     const kind = kindAt(i);
-    if (kind === "drop") continue;
+    if (kind === "drop") {
+      // A maximal run of dropped messages leaves one marker where it begins when the drop governing its first
+      // message asks for one.
+      const first = i === 0 || kindAt(i - 1) !== "drop";
+      const action = plan.actions[governing[i]!]!;
+      if (!first || action.kind !== "drop" || action.record.marker !== true) continue;
+      const run: string[] = [];
+      for (let j = i; j < messages.length && kindAt(j) === "drop"; j++) run.push(messages[j]!.id);
+      out.push({
+        role: "assistant",
+        parts: [{ type: "text", text: droppedText(run.length) }],
+        provenance: { kind: "drop_marker", sourceIds: run, synthetic: true },
+      });
+      continue;
+    }
     if (kind === "summarize" || kind === "externalize") {
       const a = governing[i]!;
       if (emittedSynthetic.has(a)) continue;
