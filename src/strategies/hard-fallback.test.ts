@@ -230,6 +230,61 @@ describe("createHardFallback", () => {
     expect(kindAt(log, plan, "a1")).toBe("drop");
   });
 
+  it("leaves a marker where its dropped run begins, paid for in what it measures", async () => {
+    const log = ThreadLog.from("t", run(12, 400, true));
+    const { proposal, plan } = await runStrategy(createHardFallback(), log, emptyPlan("t"), {
+      target: 800,
+      goal: 600,
+    });
+    const drop = proposal.actions.find((a) => a.kind === "drop")!;
+    expect(drop.record).toMatchObject({ kind: "drop", marker: true });
+    const prompt = renderHistory(log, plan, counter);
+    const markers = prompt.messages.filter((m) => m.provenance.kind === "drop_marker");
+    expect(markers).toHaveLength(1);
+    expect(markers[0]!.parts).toEqual([
+      text(`[${drop.span.length} earlier messages left out; recall by query finds them]`),
+    ]);
+    expect(markers[0]!.provenance.sourceIds).toEqual(drop.span);
+    expect(prompt.tokenCount).toBeLessThanOrEqual(600);
+  });
+
+  it("drops without markers, and takes earlier markers out, when only that lets the protected core fit", async () => {
+    const log = ThreadLog.from("t", run(3, 400, true));
+    const droppable = ["a0", "t0", "a1", "t1", "a2", "t2"];
+    const silent = extendPlan(
+      emptyPlan("t"),
+      [{ kind: "drop", span: droppable, record: { kind: "drop", reason: "x" }, strategy: "x", reason: "x" }],
+      log.length,
+    );
+    // The target is exactly what the core costs without a marker.
+    const floor = tokensOf(log, silent);
+    const bare = await runStrategy(createHardFallback(), log, emptyPlan("t"), { target: floor });
+    expect(bare.proposal.actions.map((a) => a.record)).toEqual([
+      expect.not.objectContaining({ marker: true }),
+    ]);
+    expect(tokensOf(log, bare.plan)).toBeLessThanOrEqual(floor);
+    // A marker an earlier turn's drop left is taken out by a later drop governing its run's first message.
+    const marked = extendPlan(
+      emptyPlan("t"),
+      [
+        {
+          kind: "drop",
+          span: ["a0", "t0"],
+          record: { kind: "drop", reason: "earlier", marker: true },
+          strategy: "hardFallback",
+          reason: "earlier",
+        },
+      ],
+      log.length,
+    );
+    const later = await runStrategy(createHardFallback(), log, marked, { target: floor });
+    expect(later.proposal.actions[0]).toMatchObject({ kind: "drop", span: ["a0"] });
+    expect(validatePlan(later.plan, log)).toEqual([]);
+    const prompt = renderHistory(log, later.plan, counter);
+    expect(prompt.messages.some((m) => m.provenance.kind === "drop_marker")).toBe(false);
+    expect(prompt.tokenCount).toBeLessThanOrEqual(floor);
+  });
+
   it("proposes nothing when the request already fits", async () => {
     const log = ThreadLog.from("t", run(2));
     const { proposal } = await runStrategy(createHardFallback(), log, emptyPlan("t"), { target: 10_000 });

@@ -131,12 +131,22 @@ function idsBelow(log: LogView, list: Droppable, cut: number): string[] {
   return spanOfSeqs(log, seqs);
 }
 
-function dropAction(span: ReadonlyArray<string>, name: string, target: number): PlanAction {
+/** Who proposes: the strategy's name, and whether its drops leave a marker (see `proposeMarked`). */
+interface Actor {
+  readonly name: string;
+  readonly marker: boolean;
+}
+
+function dropAction(span: ReadonlyArray<string>, as: Actor, target: number): PlanAction {
   return {
     kind: "drop",
     span,
-    record: { kind: "drop", reason: "over budget: oldest unprotected groups, least durable first" },
-    strategy: name,
+    record: {
+      kind: "drop",
+      reason: "over budget: oldest unprotected groups, least durable first",
+      ...(as.marker ? { marker: true } : {}),
+    },
+    strategy: as.name,
     reason: `${span.length} message(s) of the oldest unprotected groups (least durable class first) dropped to fit ${target} tokens`,
   };
 }
@@ -234,7 +244,7 @@ type Protect = "lastTurn" | "lastUserMessage";
  */
 function dropToFit(
   ctx: StrategyContext,
-  name: string,
+  as: Actor,
   keep: Uint8Array,
   spares: ReadonlyArray<boolean>,
 ): PlanAction[] | undefined {
@@ -252,7 +262,7 @@ function dropToFit(
   };
   const dropBelow = (cut: number, spare: boolean): PlanAction[] => {
     const span = idsBelow(log, listOf(spare), cut);
-    return span.length === 0 ? [] : [dropAction(span, name, ctx.target)];
+    return span.length === 0 ? [] : [dropAction(span, as, ctx.target)];
   };
   // Each measurement renders a candidate plan. The bisections for the goal and for the target (and the checks
   // around them) probe many of the same cuts: a drop span is a prefix of the droppable list in drop order, so
@@ -288,20 +298,20 @@ function dropToFit(
  * Drops every unprotected group and stubs the oldest tool bodies of the protected ones (their calls and pairing
  * stay) until the request fits; throws `BudgetInfeasibleError` when even all of them stubbed does not.
  */
-function stubToFit(ctx: StrategyContext, name: string, keep: Uint8Array, allowCut: boolean): PlanAction[] {
+function stubToFit(ctx: StrategyContext, as: Actor, keep: Uint8Array, allowCut: boolean): PlanAction[] {
   const { log } = ctx;
   const withActions = (actions: ReadonlyArray<PlanAction>) =>
     nextPlan(ctx.plan, [...ctx.plan.actions, ...actions], log.length);
   const list = droppable(ctx, keep, false);
   const all = idsBelow(log, list, list.groups);
-  const drops = all.length === 0 ? [] : [dropAction(all, name, ctx.target)];
+  const drops = all.length === 0 ? [] : [dropAction(all, as, ctx.target)];
   const base = drops.length === 0 ? ctx.plan : withActions(drops);
   // Stubs keep what their class asks (stamps, key lines) when that fits; bare placeholders are the last resort.
   let bare = false;
   let clearable = clearableSeqs(ctx, base, keep, bare);
   const measureClear = (n: number): number =>
     ctx.measure(
-      withActions(n === 0 ? drops : [...drops, clearAction(ctx, clearable.slice(0, n), name, bare)]),
+      withActions(n === 0 ? drops : [...drops, clearAction(ctx, clearable.slice(0, n), as.name, bare)]),
     );
   let most = measureClear(clearable.length);
   if (most > ctx.target) {
@@ -310,7 +320,7 @@ function stubToFit(ctx: StrategyContext, name: string, keep: Uint8Array, allowCu
     most = measureClear(clearable.length);
   }
   if (most > ctx.target) {
-    const cut = allowCut ? cutCore(ctx, name) : undefined;
+    const cut = allowCut ? cutCore(ctx, as) : undefined;
     if (cut !== undefined) return cut;
     throw new BudgetInfeasibleError(
       "the protected core (system prompt, pinned messages, pending calls, the task and the newest user message; older tool bodies stubbed, everything else dropped) does not fit — raise the budget's contextWindow, lower reserveOutput or the reserves, or shorten the pinned content or the task",
@@ -323,11 +333,11 @@ function stubToFit(ctx: StrategyContext, name: string, keep: Uint8Array, allowCu
   if (n === 0) return drops;
   // With those bodies stubbed there may be room again (one huge result was the problem): bring back the newest
   // groups that fit, rather than sending a request that is nearly empty.
-  const clears = [clearAction(ctx, clearable.slice(0, n), name, bare)];
+  const clears = [clearAction(ctx, clearable.slice(0, n), as.name, bare)];
   const plan = withActions(clears);
   const stubbed = { ...ctx, plan, tokens: ctx.measure(plan) };
   if (stubbed.tokens <= ctx.target) return clears;
-  const fewer = dropToFit(stubbed, name, keep, [true, false]);
+  const fewer = dropToFit(stubbed, as, keep, [true, false]);
   return fewer === undefined ? [...drops, ...clears] : [...clears, ...fewer];
 }
 
@@ -341,7 +351,7 @@ const CORE_KEEP = 0.125;
  * rest of the fallback can fit; then the fallback runs again on top of those cuts. Undefined when cutting them
  * all does not make room.
  */
-function cutCore(ctx: StrategyContext, name: string): PlanAction[] | undefined {
+function cutCore(ctx: StrategyContext, as: Actor): PlanAction[] | undefined {
   const { log, counter, target } = ctx;
   const resolution = resolveForLog(ctx.plan, log);
   const oversized = [...untouchableSeqs(log, ctx.taskSeq ?? -1)]
@@ -363,14 +373,14 @@ function cutCore(ctx: StrategyContext, name: string): PlanAction[] | undefined {
       kind: "clear",
       span: [message.id],
       record: { kind: "clear", excerpts },
-      strategy: name,
+      strategy: as.name,
       reason: `protected message of ${tokens} tokens cut to its head and tail: the protected core did not fit ${target} tokens`,
     });
     const plan = nextPlan(ctx.plan, [...ctx.plan.actions, ...cuts], log.length);
     try {
       // The cuts so far are kept and the next one added by this loop: the fallback on top of them may not cut
       // again (that would try every subset of the core's messages).
-      const rest = propose({ ...ctx, plan, tokens: ctx.measure(plan) }, name, "lastUserMessage", false);
+      const rest = propose({ ...ctx, plan, tokens: ctx.measure(plan) }, as, "lastUserMessage", false);
       return [...cuts, ...rest.actions];
     } catch (error) {
       if (!(error instanceof BudgetInfeasibleError)) throw error;
@@ -379,7 +389,7 @@ function cutCore(ctx: StrategyContext, name: string): PlanAction[] | undefined {
   return undefined;
 }
 
-function propose(ctx: StrategyContext, name: string, protect: Protect, allowCut = true): Proposal {
+function propose(ctx: StrategyContext, as: Actor, protect: Protect, allowCut = true): Proposal {
   if (ctx.tokens <= ctx.target) return { actions: [] };
   const taskSeq = ctx.taskSeq ?? -1;
   // The whole last turn stays when the rest can make room; in a single-task agent run the last turn is the
@@ -390,11 +400,61 @@ function propose(ctx: StrategyContext, name: string, protect: Protect, allowCut 
   const keeps = levels.map((level) => protectedGroups(ctx.log, level, taskSeq));
   for (const spare of [true, false]) {
     for (const keep of keeps) {
-      const actions = dropToFit(ctx, name, keep, [spare]);
+      const actions = dropToFit(ctx, as, keep, [spare]);
       if (actions !== undefined) return { actions };
     }
   }
-  return { actions: stubToFit(ctx, name, protectedGroups(ctx.log, "lastUserMessage", taskSeq), allowCut) };
+  return { actions: stubToFit(ctx, as, protectedGroups(ctx.log, "lastUserMessage", taskSeq), allowCut) };
+}
+
+/**
+ * A drop re-naming the first message of every dropped run that shows a marker: as the later drop governing it, it
+ * takes the marker away. Undefined when no marker shows.
+ */
+function silencing(ctx: StrategyContext, name: string): PlanAction | undefined {
+  const resolution = resolveForLog(ctx.plan, ctx.log);
+  const { dropRuns } = resolution;
+  const span: string[] = [];
+  for (let i = 0; i < dropRuns.length; i += 2) {
+    const action = decisionAt(resolution, dropRuns[i]!)?.action;
+    if (action?.kind === "drop" && action.record.marker === true) span.push(ctx.log.idAt(dropRuns[i]!)!);
+  }
+  if (span.length === 0) return undefined;
+  return {
+    kind: "drop",
+    span,
+    record: { kind: "drop", reason: "markers of dropped runs taken out to fit" },
+    strategy: name,
+    reason: `the markers of ${span.length} dropped run(s) taken out: the protected core did not fit ${ctx.target} tokens with them`,
+  };
+}
+
+/**
+ * The fallback's proposal with drop markers: where a dropped run begins, the request says how many messages were
+ * left out and that `recall` finds them (every cut is measured by rendering, so the markers are paid for). When
+ * markers are what keeps the protected core from fitting whole, the drops go without them and the markers earlier
+ * drops left are taken out: the core verbatim and a turn that is never stuck matter more than a marker. Cutting
+ * core messages to excerpts is the last resort, without markers.
+ */
+function proposeMarked(ctx: StrategyContext, name: string, protect: Protect): Proposal {
+  try {
+    return propose(ctx, { name, marker: true }, protect, false);
+  } catch (error) {
+    if (!(error instanceof BudgetInfeasibleError)) throw error;
+  }
+  const quiet = silencing(ctx, name);
+  const plan =
+    quiet === undefined ? ctx.plan : nextPlan(ctx.plan, [...ctx.plan.actions, quiet], ctx.log.length);
+  const base = quiet === undefined ? ctx : { ...ctx, plan, tokens: ctx.measure(plan) };
+  const unmarked = { name, marker: false };
+  let rest: Proposal;
+  try {
+    rest = propose(base, unmarked, protect, false);
+  } catch (error) {
+    if (!(error instanceof BudgetInfeasibleError)) throw error;
+    rest = propose(base, unmarked, protect, true);
+  }
+  return quiet === undefined ? rest : { ...rest, actions: [quiet, ...rest.actions] };
 }
 
 /**
@@ -413,14 +473,19 @@ export function createHardFallback(options: HardFallbackOptions & FallbackStore 
   const name = o.name ?? "hardFallback";
   const protect = o.protect ?? "lastTurn";
   if (artifacts === undefined) {
-    return { name, cost: "free", kinds: ["drop", "clear"], propose: (ctx) => propose(ctx, name, protect) };
+    return {
+      name,
+      cost: "free",
+      kinds: ["drop", "clear"],
+      propose: (ctx) => proposeMarked(ctx, name, protect),
+    };
   }
   const to: GroupStore = { store: artifacts, tenant: tenant ?? "default", name };
   return {
     name,
     cost: "free",
     kinds: ["drop", "clear", "externalize"],
-    propose: (ctx) => keepNonReplayable(ctx, propose(ctx, name, protect), to),
+    propose: (ctx) => keepNonReplayable(ctx, proposeMarked(ctx, name, protect), to),
   };
 }
 
