@@ -90,8 +90,12 @@ interface RunRecord {
 }
 
 function countPlaceholders(prompt: { readonly messages: ReadonlyArray<{ provenance: { kind: string } }> }) {
-  return prompt.messages.filter((m) => m.provenance.kind === "cleared" || m.provenance.kind === "summary")
-    .length;
+  return prompt.messages.filter(
+    (m) =>
+      m.provenance.kind === "cleared" ||
+      m.provenance.kind === "summary" ||
+      m.provenance.kind === "drop_marker",
+  ).length;
 }
 
 async function replayRun(

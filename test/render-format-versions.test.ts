@@ -90,7 +90,7 @@ describe("render format versions", () => {
     expect(sent).toContain(
       '[result cleared: search, 609 chars; recall callId \\"c1\\"; key lines:]\\nresult 1',
     );
-    expect(sent).toContain("[Summary of 4 earlier messages; recall by query finds them]\\nsearched");
+    expect(sent).toContain("[Summary of 4 earlier messages; recall by query]\\nsearched");
     expect((await engine.replay(turn.callId)).ok).toBe(true);
     // The same request as cl-render/4 rendered it: the texts without the way back, a hash of its own.
     const old = renderPrompt(ThreadLog.from("t", messages), plan, { counter, formatVersion: "cl-render/4" });

@@ -17,7 +17,13 @@ import type { Strategy } from "../strategies/strategy.js";
 import type { SummaryCachePort } from "../strategies/summarizer.js";
 import { createTokenBudget } from "../tokens/token-budget.js";
 import { createDefaultPipeline, DEFAULT_PIPELINE_CONFIG } from "./default-pipeline.js";
-import { loadPipelineConfig, parseConfigText, pipelineFromConfig } from "./pipeline-config.js";
+import {
+  loadPipelineConfig,
+  marksDrops,
+  parseConfigText,
+  pipelineFromConfig,
+  withStrategies,
+} from "./pipeline-config.js";
 
 const ISSUE_EXAMPLE = {
   budget: { model: "gpt-4o", reserveOutput: 4096 },
@@ -162,6 +168,46 @@ describe("pipelineFromConfig", () => {
     });
     expect(plain.plan.actions.some((a) => a.kind === "externalize")).toBe(false);
     expect(plain.plan.actions.find((a) => a.kind === "drop")?.span).toContain("t0");
+  });
+
+  it("marks the fallback's drops when the pipeline externalizes or the config asks, lighter pipelines alike", async () => {
+    const externalizing = { strategies: [{ use: "externalize", minChars: 1_000_000 }], goalRatio: 1 };
+    expect(marksDrops(externalizing)).toBe(true);
+    expect(marksDrops({ ...externalizing, fallback: { markDrops: false } })).toBe(false);
+    expect(marksDrops({ ...externalizing, fallback: false })).toBe(false);
+    expect(marksDrops(DEFAULT_PIPELINE_CONFIG)).toBe(false);
+    expect(marksDrops({ strategies: [], fallback: { markDrops: true } })).toBe(true);
+    // A pipeline of the free steps only (or a rehydrating turn's) drops as the whole one does.
+    const lighter = withStrategies(externalizing, []);
+    expect([lighter.strategies, marksDrops(lighter)]).toEqual([[], true]);
+    expect(withStrategies(DEFAULT_PIPELINE_CONFIG, [])).toEqual({
+      ...DEFAULT_PIPELINE_CONFIG,
+      strategies: [],
+    });
+    const messages: MessageInput[] = [{ id: "u", role: "user", parts: [text("clean up")] }];
+    for (let i = 0; i < 6; i++) {
+      messages.push({ id: `a${i}`, role: "assistant", parts: [call(`c${i}`, "{}", "bash")] });
+      messages.push({ id: `t${i}`, role: "tool", parts: [result(`c${i}`, `bash ${i} `.repeat(60))] });
+    }
+    messages.push({ id: "u2", role: "user", parts: [text("and now?")] });
+    const input = {
+      log: ThreadLog.from("t", messages),
+      plan: emptyPlan("t"),
+      counter: simpleCounter(),
+      budget: createTokenBudget({ contextWindow: 420, reserveOutput: 0, safetyMargin: 0 }),
+    };
+    const artifacts = createMemoryArtifactStore();
+    const marker = (config: Parameters<typeof pipelineFromConfig>[0]) =>
+      pipelineFromConfig(config, { artifacts })
+        .pipeline.run(input)
+        .then((out) =>
+          out.ok ? out.plan.actions.filter((a) => a.kind === "drop").map((a) => a.record) : [],
+        );
+    expect(await marker(externalizing)).toEqual([expect.objectContaining({ marker: true })]);
+    expect(await marker(lighter)).toEqual([expect.objectContaining({ marker: true })]);
+    expect(await marker({ strategies: [], goalRatio: 1 })).toEqual([
+      expect.not.objectContaining({ marker: true }),
+    ]);
   });
 
   it("builds oversizedExcerpt from its entry", () => {

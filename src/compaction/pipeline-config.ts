@@ -203,7 +203,7 @@ export function pipelineFromConfig(value: unknown, deps: PipelineDependencies = 
   });
   // A pipeline that externalizes also moves the non-replayable groups its fallback gives up to artifacts.
   const store =
-    deps.artifacts !== undefined && config.strategies.some((entry) => entry.use === "externalize")
+    deps.artifacts !== undefined && externalizes(config)
       ? { artifacts: deps.artifacts, tenant: full.tenant }
       : {};
   const pipeline = createPipeline({
@@ -212,7 +212,7 @@ export function pipelineFromConfig(value: unknown, deps: PipelineDependencies = 
       ? { fallback: false }
       : config.fallback === undefined && store.artifacts === undefined
         ? {}
-        : { fallback: createHardFallback({ ...(config.fallback ?? {}), ...store }) }),
+        : { fallback: createHardFallback({ ...(config.fallback ?? {}), ...markDropsOf(config), ...store }) }),
     ...pick(config, [
       "goalRatio",
       "minGain",
@@ -230,6 +230,37 @@ export function pipelineFromConfig(value: unknown, deps: PipelineDependencies = 
     pipeline,
     ...(config.budget === undefined ? {} : { budget: createTokenBudget(config.budget) }),
   };
+}
+
+function externalizes(config: PipelineConfig): boolean {
+  return config.strategies.some((entry) => entry.use === "externalize");
+}
+
+/**
+ * Whether the config's fallback leaves a marker where dropped runs begin: as its `markDrops` says, else when the
+ * pipeline externalizes — a harness with an artifact store takes part in getting content back (pointers name the
+ * recall tool), so what the fallback drops should say how to find it too.
+ */
+export function marksDrops(config: PipelineConfig): boolean {
+  if (config.fallback === false) return false;
+  return config.fallback?.markDrops ?? externalizes(config);
+}
+
+function markDropsOf(config: PipelineConfig): { readonly markDrops?: true } {
+  return marksDrops(config) ? { markDrops: true } : {};
+}
+
+/**
+ * `config` with `strategies` in place of its own, keeping the fallback's drop markers as the whole config decides
+ * them: a lighter pipeline (free strategies only, or a turn that rehydrates) drops the way the full one does.
+ */
+export function withStrategies(
+  config: PipelineConfig,
+  strategies: PipelineConfig["strategies"],
+): PipelineConfig {
+  const fallback = config.fallback;
+  if (fallback === false || !marksDrops(config)) return { ...config, strategies };
+  return { ...config, strategies, fallback: { ...(fallback ?? {}), markDrops: true } };
 }
 
 /** The given fields of `value` that are set (absent rather than `undefined`, as exact optional types want). */

@@ -5,6 +5,7 @@ import {
   type PipelineConfig,
   type PipelineDependencies,
   pipelineFromConfig,
+  withStrategies,
 } from "../compaction/pipeline-config.js";
 import type { Pipeline } from "../compaction/pipeline-types.js";
 import { ValidationError } from "../errors/ledger-error.js";
@@ -89,10 +90,11 @@ function buildPipelines(options: ContextEngineOptions, settings: EngineSettings)
   const summarizer = options.summarizer;
   const kind = configured.config.summarizer?.kind ?? "extractive";
   const full = configured.pipeline;
-  const free = (config: PipelineConfig): PipelineConfig => ({
-    ...config,
-    strategies: config.strategies.filter((_, i) => full.strategies[i]?.cost !== "model"),
-  });
+  const free = (config: PipelineConfig): PipelineConfig =>
+    withStrategies(
+      config,
+      config.strategies.filter((_, i) => full.strategies[i]?.cost !== "model"),
+    );
   const inline =
     options.inlinePipeline ??
     (full.strategies.some((s) => s.cost === "model")
@@ -101,10 +103,10 @@ function buildPipelines(options: ContextEngineOptions, settings: EngineSettings)
   const calm = full.strategies.every(calmStrategy)
     ? full
     : pipelineFromConfig(
-        {
-          ...configured.config,
-          strategies: configured.config.strategies.filter((_, i) => calmStrategy(full.strategies[i]!)),
-        },
+        withStrategies(
+          configured.config,
+          configured.config.strategies.filter((_, i) => calmStrategy(full.strategies[i]!)),
+        ),
         deps,
       ).pipeline;
   return {

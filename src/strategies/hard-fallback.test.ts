@@ -230,19 +230,26 @@ describe("createHardFallback", () => {
     expect(kindAt(log, plan, "a1")).toBe("drop");
   });
 
-  it("leaves a marker where its dropped run begins, paid for in what it measures", async () => {
+  it("with markDrops, leaves a marker where its dropped run begins, paid for in what it measures", async () => {
     const log = ThreadLog.from("t", run(12, 400, true));
-    const { proposal, plan } = await runStrategy(createHardFallback(), log, emptyPlan("t"), {
-      target: 800,
-      goal: 600,
-    });
+    const plain = await runStrategy(createHardFallback(), log, emptyPlan("t"), { target: 800, goal: 600 });
+    expect(plain.proposal.actions.some((a) => a.kind === "drop" && a.record.marker === true)).toBe(false);
+    const { proposal, plan } = await runStrategy(
+      createHardFallback({ markDrops: true }),
+      log,
+      emptyPlan("t"),
+      {
+        target: 800,
+        goal: 600,
+      },
+    );
     const drop = proposal.actions.find((a) => a.kind === "drop")!;
     expect(drop.record).toMatchObject({ kind: "drop", marker: true });
     const prompt = renderHistory(log, plan, counter);
     const markers = prompt.messages.filter((m) => m.provenance.kind === "drop_marker");
     expect(markers).toHaveLength(1);
     expect(markers[0]!.parts).toEqual([
-      text(`[${drop.span.length} earlier messages left out; recall by query finds them]`),
+      text(`[${drop.span.length} earlier messages left out; recall by query]`),
     ]);
     expect(markers[0]!.provenance.sourceIds).toEqual(drop.span);
     expect(prompt.tokenCount).toBeLessThanOrEqual(600);
@@ -258,7 +265,9 @@ describe("createHardFallback", () => {
     );
     // The target is exactly what the core costs without a marker.
     const floor = tokensOf(log, silent);
-    const bare = await runStrategy(createHardFallback(), log, emptyPlan("t"), { target: floor });
+    const bare = await runStrategy(createHardFallback({ markDrops: true }), log, emptyPlan("t"), {
+      target: floor,
+    });
     expect(bare.proposal.actions.map((a) => a.record)).toEqual([
       expect.not.objectContaining({ marker: true }),
     ]);
@@ -277,7 +286,7 @@ describe("createHardFallback", () => {
       ],
       log.length,
     );
-    const later = await runStrategy(createHardFallback(), log, marked, { target: floor });
+    const later = await runStrategy(createHardFallback({ markDrops: true }), log, marked, { target: floor });
     expect(later.proposal.actions[0]).toMatchObject({ kind: "drop", span: ["a0"] });
     expect(validatePlan(later.plan, log)).toEqual([]);
     const prompt = renderHistory(log, later.plan, counter);

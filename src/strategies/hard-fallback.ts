@@ -24,6 +24,11 @@ export const hardFallbackOptionsSchema = z.strictObject({
    * after it) or `lastUserMessage` (only that message; older calls of a long agent turn may go).
    */
   protect: z.enum(["lastTurn", "lastUserMessage"]).optional(),
+  /**
+   * Leave a marker where each dropped run begins: how many messages were left out, and that `recall` finds them by
+   * query (default false; a pipeline config that externalizes turns it on, see `pipelineFromConfig`).
+   */
+  markDrops: z.boolean().optional(),
 });
 
 /** Options of {@link createHardFallback}. */
@@ -436,7 +441,8 @@ function silencing(ctx: StrategyContext, name: string): PlanAction | undefined {
  * drops left are taken out: the core verbatim and a turn that is never stuck matter more than a marker. Cutting
  * core messages to excerpts is the last resort, without markers.
  */
-function proposeMarked(ctx: StrategyContext, name: string, protect: Protect): Proposal {
+function proposeMarked(ctx: StrategyContext, name: string, protect: Protect, marks: boolean): Proposal {
+  if (!marks) return propose(ctx, { name, marker: false }, protect);
   try {
     return propose(ctx, { name, marker: true }, protect, false);
   } catch (error) {
@@ -472,12 +478,13 @@ export function createHardFallback(options: HardFallbackOptions & FallbackStore 
   const o = parseOptions(hardFallbackOptionsSchema, json, "hardFallback");
   const name = o.name ?? "hardFallback";
   const protect = o.protect ?? "lastTurn";
+  const marks = o.markDrops === true;
   if (artifacts === undefined) {
     return {
       name,
       cost: "free",
       kinds: ["drop", "clear"],
-      propose: (ctx) => proposeMarked(ctx, name, protect),
+      propose: (ctx) => proposeMarked(ctx, name, protect, marks),
     };
   }
   const to: GroupStore = { store: artifacts, tenant: tenant ?? "default", name };
@@ -485,7 +492,7 @@ export function createHardFallback(options: HardFallbackOptions & FallbackStore 
     name,
     cost: "free",
     kinds: ["drop", "clear", "externalize"],
-    propose: (ctx) => keepNonReplayable(ctx, proposeMarked(ctx, name, protect), to),
+    propose: (ctx) => keepNonReplayable(ctx, proposeMarked(ctx, name, protect, marks), to),
   };
 }
 

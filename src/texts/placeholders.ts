@@ -185,7 +185,7 @@ export function summaryText(
   version: RenderFormatVersion = RENDER_FORMAT_VERSION,
 ): string {
   const what = `${messageCount} earlier message${messageCount === 1 ? "" : "s"}`;
-  const way = namesWayBack(version) ? "; recall by query finds them" : "";
+  const way = namesWayBack(version) ? "; recall by query" : "";
   return `[Summary of ${what}${way}]\n${record.summary}`;
 }
 
@@ -194,7 +194,7 @@ export function summaryText(
  * without a trace): how many were left out, and that `recall` finds them by query.
  */
 export function droppedText(messageCount: number): string {
-  return `[${messageCount} earlier message${messageCount === 1 ? "" : "s"} left out; recall by query finds them]`;
+  return `[${messageCount} earlier message${messageCount === 1 ? "" : "s"} left out; recall by query]`;
 }
 
 /** The text of the synthetic message standing for an externalized span. */
