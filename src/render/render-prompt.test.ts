@@ -121,8 +121,7 @@ describe("renderPrompt: include and drop", () => {
 
 describe("renderPrompt: drop markers", () => {
   const marked = { kind: "drop", reason: "over budget", marker: true } as const;
-  const markerText = (n: number) =>
-    `[${n} earlier message${n === 1 ? "" : "s"} left out; recall by query]`;
+  const markerText = (n: number) => `[${n} earlier message${n === 1 ? "" : "s"} left out; recall by query]`;
 
   it("a drop that asks for a marker leaves one where its run began: how many, and that recall finds them", () => {
     const log = basicLog();
