@@ -292,14 +292,17 @@ async function judgeSummarized(
   return judgeByQuery(view, messageId, part);
 }
 
-/** A dropped result counts as reachable only when something in the request stands for it and says how. */
+/**
+ * A dropped result counts as reachable only when something in the request stands for it and says how: the
+ * marker of its dropped run (a drop without one leaves nothing that points to it).
+ */
 async function judgeDropped(
   view: RequestView,
   shown: RenderedMessage[],
   messageId: string,
   part: ToolResultPart,
 ) {
-  const marker = shown.find((m) => /recall/.test(textOf(m)));
+  const marker = shown.find((m) => m.provenance.kind === "drop_marker" && /recall by query/.test(textOf(m)));
   if (marker === undefined) return fail("nothing in the request points to it");
   return judgeByQuery(view, messageId, part);
 }
