@@ -72,6 +72,7 @@ export {
   AccessDeniedError,
   BudgetInfeasibleError,
   LedgerError,
+  MissingDependencyError,
   NotFoundError,
   PlanValidationError,
   RenderValidationError,
