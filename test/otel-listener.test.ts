@@ -11,6 +11,7 @@ import {
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
 import { describe, expect, it } from "vitest";
+import { requirePeer } from "../src/errors/optional-peer.js";
 import { createContextEngine, createMemoryStores, extendPlan, MissingDependencyError } from "../src/index.js";
 import { createOtelListener } from "../src/integrations/otel/index.js";
 import { simpleCounter } from "./support/simple-counter.js";
@@ -23,7 +24,9 @@ class TestReader extends MetricReader {
 
 function telemetry() {
   const spans = new InMemorySpanExporter();
-  const tracerProvider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: spans })] });
+  const tracerProvider = new TracerProvider({
+    spanProcessors: [new SimpleSpanProcessor({ exporter: spans })],
+  });
   const reader = new TestReader();
   const meterProvider = new MeterProvider({ readers: [reader] });
   const listener = createOtelListener({
@@ -169,5 +172,14 @@ describe("createOtelListener", () => {
     expect(error.code).toBe("MISSING_DEPENDENCY");
     expect(error.message).toContain("npm install @opentelemetry/api");
     expect(error.packageName).toBe("@opentelemetry/api");
+    const missing = (() => {
+      try {
+        requirePeer("context-ledger-no-such-package", "context-ledger/test");
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(missing).toBeInstanceOf(MissingDependencyError);
+    expect((missing as Error).message).toContain("npm install context-ledger-no-such-package");
   });
 });

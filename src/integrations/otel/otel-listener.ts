@@ -20,7 +20,6 @@
  * `context_ledger.operation.duration` (seconds, per operation), `context_ledger.strategy.duration` (seconds, per
  * strategy step), `context_ledger.rehydrations` (brought back or blocked, with the reason).
  */
-import { createRequire } from "node:module";
 import type {
   Attributes,
   context as ContextApi,
@@ -33,7 +32,7 @@ import type {
   Tracer,
 } from "@opentelemetry/api";
 import type { EngineEvent, EngineListener } from "../../engine/engine-events.js";
-import { MissingDependencyError } from "../../errors/ledger-error.js";
+import { requirePeer } from "../../errors/optional-peer.js";
 
 /** Options of {@link createOtelListener}. */
 export interface OtelListenerOptions {
@@ -55,13 +54,9 @@ interface OtelApi {
   readonly SpanStatusCode: { readonly ERROR: number };
 }
 
-/** `@opentelemetry/api`, or an error saying to install it (it is an optional peer dependency). */
+/** `@opentelemetry/api`, or `MissingDependencyError` saying to install it (an optional peer dependency). */
 function loadApi(): OtelApi {
-  try {
-    return createRequire(import.meta.url)("@opentelemetry/api") as OtelApi;
-  } catch (cause) {
-    throw new MissingDependencyError("@opentelemetry/api", "context-ledger/otel", { cause });
-  }
+  return requirePeer<OtelApi>("@opentelemetry/api", "context-ledger/otel");
 }
 
 /** The GenAI provider a render format sends to. */
@@ -79,6 +74,23 @@ interface Open {
 
 /** The milliseconds an event's operation started at, given its end and duration. */
 const since = (at: number, durationMs: number) => at - Math.max(0, durationMs);
+
+// Event times are wall-clock milliseconds and durations come from the monotonic clock, so a parent computed from
+// its own duration may start a fraction of a millisecond after its first child: it is widened to enclose them.
+
+/** The earliest start among an operation's events and their steps, or `start` when earlier. */
+function enclosingStart(events: ReadonlyArray<EngineEvent>, start: number): number {
+  let first = start;
+  for (const e of events) first = Math.min(first, e.type === "proposal" ? since(e.at, e.durationMs) : e.at);
+  return first;
+}
+
+/** The latest event time of an operation, or `end` when later. */
+function enclosingEnd(events: ReadonlyArray<EngineEvent>, end: number): number {
+  let last = end;
+  for (const e of events) last = Math.max(last, e.at);
+  return last;
+}
 
 /**
  * An engine listener that reports to OpenTelemetry (see the module comment for the spans and metrics). Throws
@@ -337,22 +349,26 @@ function spanWriter(api: OtelApi, tracer: Tracer) {
       const recorded = events.find((e) => e.type === "call_recorded");
       const loaded = events.find((e) => e.type === "loaded");
       const format = rendered?.type === "rendered" ? rendered.format : undefined;
-      const root = start("context_ledger.prepare_turn", since(done.at, done.durationMs), {
-        "gen_ai.conversation.id": open.threadId,
-        ...(done.callNumber === undefined ? {} : { "context_ledger.call_number": done.callNumber }),
-        ...(done.callId === undefined ? {} : { "context_ledger.call_id": done.callId }),
-        ...(format === undefined ? {} : { "context_ledger.format": format }),
-        ...(format !== undefined && PROVIDER[format] !== undefined
-          ? { "gen_ai.provider.name": PROVIDER[format] }
-          : {}),
-        ...(done.tokens === undefined ? {} : { "context_ledger.tokens.sent": done.tokens }),
-        ...(done.tokensBefore === undefined ? {} : { "context_ledger.tokens.before": done.tokensBefore }),
-        ...(done.compacted === undefined ? {} : { "context_ledger.compacted": done.compacted }),
-        ...(recorded?.type === "call_recorded"
-          ? { "context_ledger.plan_version": recorded.planVersion }
-          : {}),
-        ...(loaded?.type === "loaded" ? { "context_ledger.loaded_from": loaded.source } : {}),
-      });
+      const root = start(
+        "context_ledger.prepare_turn",
+        enclosingStart(events, since(done.at, done.durationMs)),
+        {
+          "gen_ai.conversation.id": open.threadId,
+          ...(done.callNumber === undefined ? {} : { "context_ledger.call_number": done.callNumber }),
+          ...(done.callId === undefined ? {} : { "context_ledger.call_id": done.callId }),
+          ...(format === undefined ? {} : { "context_ledger.format": format }),
+          ...(format !== undefined && PROVIDER[format] !== undefined
+            ? { "gen_ai.provider.name": PROVIDER[format] }
+            : {}),
+          ...(done.tokens === undefined ? {} : { "context_ledger.tokens.sent": done.tokens }),
+          ...(done.tokensBefore === undefined ? {} : { "context_ledger.tokens.before": done.tokensBefore }),
+          ...(done.compacted === undefined ? {} : { "context_ledger.compacted": done.compacted }),
+          ...(recorded?.type === "call_recorded"
+            ? { "context_ledger.plan_version": recorded.planVersion }
+            : {}),
+          ...(loaded?.type === "loaded" ? { "context_ledger.loaded_from": loaded.source } : {}),
+        },
+      );
       for (const e of events) {
         if (e.type === "version_conflict") {
           root.addEvent("context_ledger.version_conflict", { "context_ledger.attempt": e.attempt }, e.at);
@@ -394,7 +410,7 @@ function spanWriter(api: OtelApi, tracer: Tracer) {
         }
         span.end(back.at(-1)!.at);
       }
-      root.end(done.at);
+      root.end(enclosingEnd(events, done.at));
     },
 
     failedTurn(open: Open, error: Extract<EngineEvent, { type: "error" }>): void {
@@ -413,14 +429,16 @@ function spanWriter(api: OtelApi, tracer: Tracer) {
       const started = end.type === "completed" ? since(end.at, end.durationMs) : first;
       const name =
         operation === "background" ? "context_ledger.background_compaction" : "context_ledger.compact";
-      const root = start(name, Math.min(first, started), { "gen_ai.conversation.id": open.threadId });
+      const root = start(name, enclosingStart(open.events, Math.min(first, started)), {
+        "gen_ai.conversation.id": open.threadId,
+      });
       compaction(open.events, root, end.at);
       if (end.type === "background_discarded") root.setAttribute("context_ledger.discarded", end.reason);
       if (end.type === "error") {
         root.setAttribute("error.type", end.code);
         root.setStatus({ code: api.SpanStatusCode.ERROR, message: end.message });
       }
-      root.end(end.at);
+      root.end(enclosingEnd(open.events, end.at));
     },
 
     recall(event: Extract<EngineEvent, { type: "recalled" }>): void {
