@@ -22,13 +22,23 @@ export class MissingPeerDependencyError extends Error {
   }
 }
 
+/** True when `text` names `packageName` as a whole (`langchain` is not named by "'@langchain/core'"). */
+function names(text: string, packageName: string): boolean {
+  const escaped = packageName.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+  return new RegExp(`(^|['"\\s/])${escaped}(['"\\s/]|$)`).test(text);
+}
+
 /** True when `error` says that `packageName` (or a module inside it) could not be found. */
 function isMissing(error: unknown, packageName: string): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
-  if (code === "ERR_PACKAGE_PATH_NOT_EXPORTED") return error.message.includes(packageName);
-  const notFound = code === "ERR_MODULE_NOT_FOUND" || /cannot find (package|module)/i.test(error.message);
-  return notFound && error.message.includes(packageName);
+  const notFound =
+    code === "ERR_MODULE_NOT_FOUND" ||
+    code === "ERR_PACKAGE_PATH_NOT_EXPORTED" ||
+    /cannot find (package|module)/i.test(error.message);
+  // What could not be found, without the importer's path ("… imported from /app/node_modules/langchain/…").
+  const subject = error.message.split(" imported from ")[0] ?? "";
+  return notFound && names(subject, packageName);
 }
 
 /**
