@@ -23,6 +23,19 @@ function chainId(previous: string, fingerprint: string): string {
   return `ai-${sha256Hex(`${previous}\n${fingerprint}`).slice(0, 32)}`;
 }
 
+// Converted messages by object: the SDK hands each step the same message objects as the step before (and never
+// changes them), so a step converts and hashes only the messages it has not seen, not the whole conversation.
+const converted = new WeakMap<object, Omit<Entry, "index">>();
+
+function entryOf(message: SdkMessage, index: number): Entry {
+  const known = typeof message === "object" && message !== null ? converted.get(message) : undefined;
+  if (known !== undefined) return { ...known, index };
+  const input = convertSdkMessage(message, index);
+  const entry = { input, fingerprint: sha256Hex(canonicalJson(input ?? message)) };
+  converted.set(message, entry);
+  return { ...entry, index };
+}
+
 /** The conversation as entries: the system prompt (when given apart from the messages) first. */
 export function entriesOf(system: string | undefined, messages: ReadonlyArray<SdkMessage>): Entry[] {
   if (!Array.isArray(messages)) {
@@ -36,8 +49,7 @@ export function entriesOf(system: string | undefined, messages: ReadonlyArray<Sd
     entries.push({ input, fingerprint: sha256Hex(canonicalJson(input)), index: -1 });
   }
   messages.forEach((message, index) => {
-    const input = convertSdkMessage(message, index);
-    entries.push({ input, fingerprint: sha256Hex(canonicalJson(input ?? message)), index });
+    entries.push(entryOf(message, index));
   });
   return entries;
 }

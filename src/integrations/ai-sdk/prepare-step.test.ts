@@ -1,4 +1,5 @@
-import { type ModelMessage, tool } from "ai";
+import { type ModelMessage, stepCountIs, streamText, tool } from "ai";
+import { convertArrayToReadableStream, MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { simpleCounter } from "../../../test/support/simple-counter.js";
@@ -13,6 +14,9 @@ import { contextLedgerMiddleware } from "./ledger-middleware.js";
 import { formatForProvider } from "./ledger-options.js";
 import { createPrepareStep } from "./prepare-step.js";
 import type { LanguageModelCallOptions, WrappedLanguageModel } from "./sdk-types.js";
+
+type StreamResult = Awaited<ReturnType<MockLanguageModelV3["doStream"]>>;
+type StreamPart = StreamResult["stream"] extends ReadableStream<infer P> ? P : never;
 
 const newEngine = () =>
   createContextEngine({
@@ -80,6 +84,69 @@ describe("createPrepareStep", () => {
     await prepareStep({ messages, model: "openai/gpt-5" });
     expect((await engine.explain("t")).logSeq).toBe(2);
     expect(await recordOf(engine, turns[1]!)).toMatchObject({ format: "openai", model: "openai/gpt-5" });
+  });
+
+  it("works for streamText: each streamed step goes out compacted, and the thread logs the run once", async () => {
+    const engine = newEngine();
+    const prompts: number[] = [];
+    const usage = {
+      inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+      outputTokens: { total: 1, text: 1, reasoning: undefined },
+    };
+    const streamed = new MockLanguageModelV3({
+      doStream: async ({ prompt }) => {
+        prompts.push(prompt.length);
+        const step = prompts.length;
+        const chunks: StreamPart[] =
+          step < 4
+            ? [
+                {
+                  type: "tool-call",
+                  toolCallId: `c${step}`,
+                  toolName: "weather",
+                  input: `{"city":"c${step}"}`,
+                },
+                {
+                  type: "finish",
+                  finishReason: { unified: "tool-calls", raw: undefined },
+                  usage,
+                },
+              ]
+            : [
+                { type: "text-start", id: "t" },
+                { type: "text-delta", id: "t", delta: "all sunny" },
+                { type: "text-end", id: "t" },
+                {
+                  type: "finish",
+                  finishReason: { unified: "stop", raw: undefined },
+                  usage,
+                },
+              ];
+        return { stream: convertArrayToReadableStream(chunks) };
+      },
+    });
+    const turns: PreparedTurn[] = [];
+    const prepareStep = createPrepareStep({
+      engine,
+      threadId: "s",
+      tools,
+      budget: 1_000,
+      onTurn: (turn) => {
+        turns.push(turn);
+      },
+    });
+    const result = streamText({
+      model: streamed,
+      prompt: "weather in three cities?",
+      tools,
+      prepareStep,
+      stopWhen: stepCountIs(10),
+    });
+    expect(await result.text).toBe("all sunny");
+    // The prompts grew by one call and one result per step; the thread holds the task and three rounds.
+    expect(prompts).toEqual([1, 3, 5, 7]);
+    expect(turns.map((t) => t.stats.logSeq)).toEqual([1, 3, 5, 7]);
+    for (const turn of turns) expect((await engine.replay(turn.callId)).ok).toBe(true);
   });
 
   it("an explicit format and model name win over the model's", async () => {
