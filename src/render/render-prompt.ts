@@ -299,6 +299,7 @@ class RenderContext {
       { kind, sourceIds: [message.id], synthetic: false },
       this.options.counter,
       hash,
+      message.meta,
     );
     if (parts === undefined && !held) this.#memo.set(message, { action, rendered });
     this.out.push(rendered);
