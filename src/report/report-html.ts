@@ -60,6 +60,11 @@ export function reportHtml(data: ReportData): string {
 <div id="chart"></div>
 <p class="legend muted"><span><i class="swatch" style="background:#6e7781"></i>prompt tokens sent</span><span><i class="swatch" style="background:#b8433a"></i>budget (available for the prompt)</span><span><i class="swatch" style="background:#c28a1e"></i>compaction target</span><span><i class="swatch" style="background:#3d6fb6"></i>call that committed a new plan version</span> Click a call to see it.</p>
 </section>
+<section id="search-section">
+<h2>Where did it go?</h2>
+<input id="search" type="search" placeholder="text in any log message (at least 2 characters)" aria-label="search the log">
+<div id="search-results"></div>
+</section>
 <section id="call-section">
 <h2>What the model saw</h2>
 <div class="call-nav"><button id="prev" type="button">◀</button><select id="call-select" aria-label="model call"></select><button id="next" type="button">▶</button></div>
@@ -68,11 +73,6 @@ export function reportHtml(data: ReportData): string {
 <div><h3>The request as sent <span id="request-count" class="muted"></span></h3><ol id="request" class="messages"></ol></div>
 <div><h3>Log messages it did not show verbatim <span id="hidden-count" class="muted"></span></h3><ol id="hidden" class="messages"></ol></div>
 </div>
-</section>
-<section id="search-section">
-<h2>Where did it go?</h2>
-<input id="search" type="search" placeholder="text in any log message (at least 2 characters)" aria-label="search the log">
-<div id="search-results"></div>
 </section>
 <section id="plans-section">
 <h2>Plan versions</h2>
