@@ -8,6 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultReportPath } from "../src/cli/report-command.js";
+import { createContextEngine } from "../src/context-engine.js";
+import { gatherReport } from "../src/report/index.js";
+import { openSqliteStores } from "../src/stores/sqlite/index.js";
 import { runInProcess } from "./support/cli-run.js";
 import { buildReportThread } from "./support/report-thread.js";
 
@@ -35,6 +38,20 @@ describe("context-ledger report", () => {
     expect(html).toContain('id="report-data"');
     const human = await runInProcess(["report", "--db", db, "--thread", thread, "--out", out]);
     expect(human.stdout).toMatch(/^wrote .*r\.html \(\d+ KB\): 4 call\(s\)/);
+  });
+
+  it("tells its progress through plan versions and calls", async () => {
+    const stores = await openSqliteStores({ path: db });
+    try {
+      const engine = createContextEngine({ stores, budget: { contextWindow: 1_000_000 } });
+      const seen: Array<readonly [number, number]> = [];
+      const onProgress = (done: number, total: number) => seen.push([done, total]);
+      const data = await gatherReport({ engine, stores, database: db, onProgress }, thread);
+      const total = data.plans.length + data.calls.length;
+      expect(seen).toEqual(Array.from({ length: total }, (_, i) => [i + 1, total]));
+    } finally {
+      await stores.close();
+    }
   });
 
   it("names an unknown thread and the database", async () => {

@@ -8,6 +8,7 @@ import { nonEmpty } from "./cli-args.js";
 import { defineCommand } from "./cli-command.js";
 import { withEngine } from "./cli-engine.js";
 import { printLine } from "./cli-io.js";
+import { type ProgressBar, progressBar } from "./progress-bar.js";
 
 /** The default file name for a thread's report: its id with anything unsafe in a file name replaced. */
 export function defaultReportPath(thread: string): string {
@@ -41,9 +42,14 @@ export const reportCommand = defineCommand({
     const out = args.out ?? defaultReportPath(args.thread);
     // Before the database opens: a bad path fails at once, naming itself.
     checkWritable(out);
+    let bar: ProgressBar | undefined;
+    const onProgress = (done: number, total: number) => {
+      bar ??= progressBar(context.io, total, total >= 50);
+      bar.update(done, "plan versions and calls");
+    };
     const written = await withEngine(context, { readOnly: true }, (engine, stores, database) =>
-      writeReport({ engine, stores, database }, args.thread, out),
-    );
+      writeReport({ engine, stores, database, onProgress }, args.thread, out),
+    ).finally(() => bar?.finish());
     if (context.json) {
       const { path, ...counts } = written;
       printLine(context.io.out, JSON.stringify({ thread: args.thread, out: path, ...counts }));

@@ -72,6 +72,8 @@ export interface ReportSource {
   readonly database: string;
   /** Clock for `generatedAt` (tests pin it). */
   readonly now?: () => Date;
+  /** Told after each plan version read and each call replayed: a long thread takes a while. */
+  readonly onProgress?: (done: number, total: number) => void;
 }
 
 /** Interns strings so each distinct text or action is embedded once. */
@@ -128,10 +130,14 @@ export async function gatherReport(source: ReportSource, threadId: string): Prom
     seqOf.set(message.id, message.seq);
     return [message.id, message.role, texts.add(partsText(message.parts)), 0];
   });
-  const plans = await planVersions(engine, stores, threadId, records, actions, messages);
+  const versions = await versionsOf(stores, threadId, records);
+  const total = versions.length + records.length;
+  const progress = (done: number) => source.onProgress?.(done, total);
+  const plans = await planVersions(engine, threadId, versions, actions, messages, progress);
   const calls: ReportCall[] = [];
   for (const [i, record] of records.entries()) {
     calls.push(await reportCall(engine, record, i + 1, texts, seqOf));
+    progress(versions.length + i + 1);
   }
   return {
     threadId,
@@ -150,16 +156,12 @@ export async function gatherReport(source: ReportSource, threadId: string): Prom
  */
 async function planVersions(
   engine: ContextEngine,
-  stores: Stores,
   threadId: string,
-  records: ReadonlyArray<ModelCallRecord>,
+  versions: ReadonlyArray<number>,
   actions: Interner<ReportAction>,
   messages: ReportMessage[],
+  progress: (done: number) => void,
 ): Promise<ReportPlan[]> {
-  const committed = await stores.plans.versions(threadId);
-  const versions = [...new Set([0, ...committed, ...records.map((r) => r.planVersion)])].sort(
-    (a, b) => a - b,
-  );
   let previous: number[] = messages.map(() => -1);
   const plans: ReportPlan[] = [];
   for (const version of versions) {
@@ -178,8 +180,19 @@ async function planVersions(
     });
     plans.push({ version, changes });
     previous = current;
+    progress(plans.length);
   }
   return plans;
+}
+
+/** Version 0 (nothing compacted), every committed version and every version a call used, ascending. */
+async function versionsOf(
+  stores: Stores,
+  threadId: string,
+  records: ReadonlyArray<ModelCallRecord>,
+): Promise<number[]> {
+  const committed = await stores.plans.versions(threadId);
+  return [...new Set([0, ...committed, ...records.map((r) => r.planVersion)])].sort((a, b) => a - b);
 }
 
 async function reportCall(
