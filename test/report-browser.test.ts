@@ -50,6 +50,7 @@ describe.runIf(executablePath !== undefined)("the audit report in headless Chrom
   let calls: number;
   let markerSeq: number;
   let hostileSeq: number;
+  let committed: ReadonlyArray<number> = [];
   const expected: ExpectedCall[] = [];
   const problems: string[] = [];
 
@@ -66,6 +67,7 @@ describe.runIf(executablePath !== undefined)("the audit report in headless Chrom
     const stores = await openSqliteStores({ path: db });
     try {
       const engine = createContextEngine({ stores, budget: { contextWindow: 1_000_000 } });
+      committed = await stores.plans.versions(thread.threadId);
       for (const record of await stores.calls.list(thread.threadId)) {
         const replay = await engine.replay(record.callId);
         const explanation = await engine.explain(thread.threadId, { planVersion: record.planVersion });
@@ -169,6 +171,15 @@ describe.runIf(executablePath !== undefined)("the audit report in headless Chrom
     }
     expect(perCall).toEqual(expected.map((c) => c.markerFate));
     expect(perCall.some((f) => f !== "kept")).toBe(true);
+  });
+
+  it("lists every committed plan version with what it changed", async () => {
+    const summaries = await page.locator("#plans details > summary").allTextContents();
+    expect(summaries.map((t) => Number(/^v(\d+):/.exec(t)?.[1]))).toEqual([...committed]);
+    for (const t of summaries)
+      expect(t).toMatch(
+        /: \d+ messages? changed \(\d+ (cleared|summarized|externalized|dropped|back to kept)/,
+      );
   });
 
   it("keeps markup in the log as text", async () => {

@@ -297,7 +297,10 @@ export const REPORT_SCRIPT = `
         groups.set(ch[1], list);
       });
       var d = el("details", "plan");
-      var s = el("summary", null, "v" + plan.version + ": " + plural(plan.changes.length, "message") + " changed");
+      var counts = {};
+      plan.changes.forEach(function (ch) { var w = fateWord(ch[1]); counts[w] = (counts[w] || 0) + 1; });
+      var byFate = Object.keys(counts).map(function (w) { return counts[w] + " " + (w === "kept" ? "back to kept" : w); });
+      var s = el("summary", null, "v" + plan.version + ": " + plural(plan.changes.length, "message") + " changed (" + byFate.join(", ") + ")");
       d.appendChild(s);
       var ul = el("ul", "plan-changes");
       groups.forEach(function (seqs, action) {
