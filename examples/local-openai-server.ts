@@ -12,6 +12,7 @@ import {
   requestTokens,
   type TokenCount,
 } from "./chat-request-rules.js";
+import { parseObject } from "./json-object.js";
 import { readBody } from "./read-body.js";
 import {
   createScriptedAgentModel,
@@ -74,17 +75,6 @@ function send(res: ServerResponse, status: number, body: unknown, n: number): vo
     "x-request-id": `req_local_${String(n).padStart(6, "0")}`,
   });
   res.end(JSON.stringify(body));
-}
-
-function parseObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === "object" && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** A `chat.completion` body for a reply; `usage` counts the prompt and the reply with the server's count. */

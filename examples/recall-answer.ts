@@ -5,6 +5,7 @@
  */
 import { type ContextEngine, LedgerError, type RecallRequest, type RecallResult } from "../src/index.js";
 import type { FakeToolOutput } from "./fake-tools.js";
+import { parseObject } from "./json-object.js";
 
 /** A `recall` call as the harness answered it. */
 export interface RecallAnswer {
@@ -15,17 +16,6 @@ export interface RecallAnswer {
   readonly result?: RecallResult;
   /** What the engine refused the request with. */
   readonly error?: LedgerError;
-}
-
-function parseObject(text: string): Readonly<Record<string, unknown>> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === "object" && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Answers one `recall` call of the model on `threadId`; errors other than the engine's own are thrown. */

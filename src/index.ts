@@ -73,6 +73,7 @@ export {
   AccessDeniedError,
   BudgetInfeasibleError,
   LedgerError,
+  MissingDependencyError,
   NotFoundError,
   PlanValidationError,
   RenderValidationError,

@@ -36,6 +36,9 @@ describe("the call's audit record", () => {
     );
     expect(governed).toBeGreaterThan(0);
     expect(governed).toBeLessThanOrEqual(record!.logSeq);
+    // The budget the call was prepared against is kept with it, as the turn's stats gave it.
+    expect(record?.budget).toEqual(turn.stats.budget);
+    expect(record!.tokenEstimate - turn.prompt.tokenCount).toBeGreaterThanOrEqual(0);
     const replay = await engine.replay(turn.callId);
     expect(replay.ok).toBe(true);
     expect(replay.record).toEqual(record);

@@ -20,6 +20,7 @@ import { ingestCommand } from "./ingest-command.js";
 import { prepareCommand } from "./prepare-command.js";
 import { renderCommand } from "./render-command.js";
 import { replayCommand } from "./replay-command.js";
+import { reportCommand } from "./report-command.js";
 
 const COMMANDS: ReadonlyArray<Command> = [
   ingestCommand,
@@ -29,6 +30,7 @@ const COMMANDS: ReadonlyArray<Command> = [
   replayCommand,
   explainCommand,
   diffCommand,
+  reportCommand,
   demoCommand,
 ];
 

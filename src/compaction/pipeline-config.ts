@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { extname } from "node:path";
-import { parse as parseYaml, YAMLParseError } from "yaml";
 import { z } from "zod";
 import { LedgerError, ValidationError } from "../errors/ledger-error.js";
 import type { ArtifactStore } from "../stores/artifact-store.js";
@@ -273,14 +273,21 @@ function pick<T extends object, K extends keyof T>(
   return out;
 }
 
+/** The `yaml` package, loaded on the first YAML config (most runs never read one, and it is a large module). */
+let yamlModule: typeof import("yaml") | undefined;
+function yamlParser(): typeof import("yaml") {
+  yamlModule ??= createRequire(import.meta.url)("yaml") as typeof import("yaml");
+  return yamlModule;
+}
+
 /** Parses JSON or YAML text (by file name) into a plain value; syntax errors name the file and line. */
 export function parseConfigText(text: string, fileName: string): unknown {
   const yaml = /\.ya?ml$/i.test(extname(fileName));
   try {
-    return yaml ? parseYaml(text) : JSON.parse(text);
+    return yaml ? yamlParser().parse(text) : JSON.parse(text);
   } catch (error) {
     const line =
-      error instanceof YAMLParseError
+      yaml && error instanceof yamlParser().YAMLParseError
         ? error.linePos?.[0].line
         : lineOfOffset(text, /position (\d+)/.exec(String(error))?.[1]);
     throw new ValidationError(

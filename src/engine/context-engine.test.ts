@@ -248,6 +248,7 @@ describe("prepareTurn", () => {
       model: "claude-x",
       requestHash: turn.prompt.hash,
       tokenEstimate: turn.prompt.tokenCount,
+      budget: turn.stats.budget,
       summaries: [],
       evictions: [],
       createdAt: "2025-01-01T00:00:00.000Z",

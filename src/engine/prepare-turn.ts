@@ -264,6 +264,7 @@ async function finishTurn<F extends ProviderFormat>(
     durationMs,
     // The provider's input count includes the tool definitions and request framing the budget reserves.
     fixedTokens: outcome.budget.toolSchemaTokens + outcome.budget.formattingOverhead,
+    budget: outcome.budget,
     rehydration: outcome.rehydration,
   });
   core.loader.remember(threadId, { log: state.log, plan: result.plan, previous: prompt });
@@ -292,6 +293,7 @@ async function recordCall(
     callNumber: number | undefined;
     durationMs: number;
     fixedTokens: number;
+    budget: TokenBudget;
     rehydration: RehydrationPlan;
   },
 ): Promise<void> {
@@ -310,6 +312,12 @@ async function recordCall(
     // calibration learns usage / this figure, and a reference that does not move with the ratio keeps that
     // learning free of feedback; leaving the tools out would count them as estimation error.
     tokenEstimate: prompt.tokenCount + call.fixedTokens,
+    // What an audit draws the request against (the report's budget line).
+    budget: {
+      contextWindow: call.budget.contextWindow,
+      available: availableForPrompt(call.budget),
+      target: compactionTarget(call.budget),
+    },
     summaries: refs.summaries,
     evictions: refs.evictions,
     ...(refs.summarizers.length === 0 ? {} : { summarizers: refs.summarizers }),

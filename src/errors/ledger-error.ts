@@ -15,7 +15,8 @@ export type LedgerErrorCode =
   | "RENDER_INVALID"
   | "ACCESS_DENIED"
   | "NOT_FOUND"
-  | "NOT_LOADED";
+  | "NOT_LOADED"
+  | "MISSING_DEPENDENCY";
 
 /** Where an error happened; every field is optional and only the known ones are filled in. */
 export interface ErrorLocation {
@@ -214,5 +215,24 @@ export class CheckpointUnfitError extends MessageNotLoadedError {
     super("the checkpoint", where);
     const location = describeLocation(where);
     this.message = `checkpoint unusable: ${problem}${location ? ` (at ${location})` : ""}; the whole log is read instead`;
+  }
+}
+
+/**
+ * An optional part of the library needs a package that is not installed (an optional peer dependency, such as
+ * `@opentelemetry/api` for `context-ledger/otel`). The message says what to install.
+ */
+export class MissingDependencyError extends LedgerError {
+  /** The npm package to install. */
+  readonly packageName: string;
+
+  constructor(packageName: string, neededBy: string, options?: { cause?: unknown }) {
+    super(
+      "MISSING_DEPENDENCY",
+      `${neededBy} needs the package ${packageName}, which is not installed (it is an optional peer dependency of context-ledger): npm install ${packageName}`,
+      {},
+      options,
+    );
+    this.packageName = packageName;
   }
 }

@@ -2,7 +2,7 @@ import { hash } from "node:crypto";
 import { hashMessageContent } from "../log/canonical-json.js";
 import { deepFreeze } from "../log/deep-freeze.js";
 import type { LogView } from "../log/log-view.js";
-import type { Part, Role } from "../log/message.js";
+import type { MessageMeta, Part, Role } from "../log/message.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import { RENDER_FORMAT_VERSION, type RenderFormatVersion } from "../texts/placeholders.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
@@ -97,10 +97,12 @@ export function makeRendered(
   provenance: Provenance,
   counter: MessageCounter,
   contentHash?: string,
+  meta?: MessageMeta,
 ): RenderedMessage {
   const digest = contentHash ?? hashMessageContent(role, parts);
   const tokens = counter.countMessage({ role, parts }, digest);
-  return deepFreeze({ role, parts, provenance, tokens, contentHash: digest });
+  const rendered = { role, parts, provenance, tokens, contentHash: digest };
+  return deepFreeze(meta === undefined ? rendered : { ...rendered, meta });
 }
 
 const versionLines = new Map<string, Buffer>();

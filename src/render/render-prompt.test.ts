@@ -91,6 +91,21 @@ describe("renderPrompt: include and drop", () => {
     expect(out.messages.map((m) => m.provenance.sourceIds)).toEqual(log.messages.map((m) => [m.id]));
   });
 
+  it("a message copied from the log carries its metadata; synthetic ones none; the hash ignores it", () => {
+    const meta = { toolName: "search", sdk: { note: [1, 2] } };
+    const plain = basicLog();
+    const inputs = plain.messages.map(({ id, role, parts }) => ({ id, role, parts }));
+    const log = ThreadLog.from(
+      "t",
+      inputs.map((m) => (m.id === "t1" ? { ...m, meta } : m)),
+    );
+    const out = render(log, planOf(log, act("clear", ["t1"]), act("summarize", ["u2", "a2"])));
+    expect(out.messages.map((m) => m.meta)).toEqual([{}, {}, {}, meta, undefined]);
+    expect(out.messages[3]!.provenance.kind).toBe("cleared");
+    expect(render(log).messages[3]!.meta).toBe(log.at(3)!.meta);
+    expect(render(log).hash).toBe(render(plain).hash);
+  });
+
   it("an explicit include renders exactly like the default", () => {
     const log = basicLog();
     expect(render(log, planOf(log, act("include", ["u1", "a1", "t1"]))).hash).toBe(render(log).hash);

@@ -348,6 +348,7 @@ class RenderContext {
       { kind, sourceIds: [message.id], synthetic: false },
       this.options.counter,
       hash,
+      message.meta,
     );
     if (memoized) this.#memo.set(message, { action, rendered });
     this.out.push(rendered);

@@ -1,4 +1,4 @@
-import type { Part, Role } from "../log/message.js";
+import type { MessageMeta, Part, Role } from "../log/message.js";
 
 /** Why a rendered message exists. */
 export type RenderedKind =
@@ -28,6 +28,12 @@ export interface RenderedMessage {
   readonly tokens: number;
   /** sha256 of the canonical JSON of `{ role, parts }` (for an unchanged log message: the log's own hash). */
   readonly contentHash: string;
+  /**
+   * The log message's metadata, for a message copied from the log (`original` or `cleared`); absent on synthetic
+   * messages. Not part of the hash: it is what the harness stored beside the content (e.g. an SDK's own fields,
+   * which a converter back to that SDK's messages reads), and the log it comes from is hashed already.
+   */
+  readonly meta?: MessageMeta;
 }
 
 /** The provider-neutral request produced by `renderPrompt`. */

@@ -27,6 +27,17 @@ export interface ModelCallRecord {
   /** Hash of the rendered request, checked again on replay. */
   readonly requestHash: string;
   readonly tokenEstimate: number;
+  /**
+   * The budget the call was prepared against, in prompt tokens as `TurnStats.budget` gives them (tool
+   * definitions and request framing already taken out); absent in records written before it was kept.
+   */
+  readonly budget?: {
+    readonly contextWindow: number;
+    /** Prompt tokens the request may use. */
+    readonly available: number;
+    /** What compaction aims for: `available` less the injection and rehydration reserves. */
+    readonly target: number;
+  };
   /** References to the summaries the request used (e.g. span hashes). */
   readonly summaries: ReadonlyArray<string>;
   /** References to what the plan evicted for this request (e.g. `drop:<first id>` per action). */

@@ -194,6 +194,13 @@ export const modelCallRecordSchema = z
     model: z.string().min(1).optional(),
     requestHash: z.string().min(1),
     tokenEstimate: z.number().int().nonnegative(),
+    budget: z
+      .strictObject({
+        contextWindow: z.number().int().positive(),
+        available: z.number().int(),
+        target: z.number().int(),
+      })
+      .optional(),
     summaries: z.array(z.string()),
     evictions: z.array(z.string()),
     createdAt: z.iso.datetime(),

@@ -96,7 +96,10 @@ export interface DurabilityClasses {
    * `seq` (of its calls'); undefined for other messages and unclassed results.
    */
   classOfMessage(log: LogView, seq: number): Durability | undefined;
-  /** The most durable class among a group's calls and results (undefined: none is classed). */
+  /**
+   * The most durable class among a group's results (undefined: none is classed), or among its calls while it has
+   * no result yet.
+   */
   classOfGroup(log: LogView, group: Group): Durability | undefined;
 }
 
@@ -187,9 +190,15 @@ export function durabilityClasses(options: DurabilityClassOptions = {}): Durabil
     classOfMessage,
     classOfGroup: (log: LogView, group: Group) => {
       if (group.kind !== "tool_call") return undefined;
+      // By its results (each already weighs its call's class); a group without results yet, by its calls.
       let d: Durability | undefined;
-      for (const seq of group.seqs) d = moreDurable(d, classOfMessage(log, seq));
-      return d;
+      let results = 0;
+      for (const seq of group.seqs) {
+        if (log.at(seq)!.role !== "tool") continue;
+        results++;
+        d = moreDurable(d, classOfMessage(log, seq));
+      }
+      return results > 0 ? d : classOfMessage(log, group.seqs[0]!);
     },
   });
 }

@@ -13,7 +13,6 @@ import {
   classedPolicies,
   type PolicyResolver,
   policyResolver,
-  type ToolResultRetentionOptions,
   toolResultRetentionOptionsSchema,
 } from "./tool-policy.js";
 import {

@@ -15,6 +15,7 @@ function call(callId: string, threadId: string, model: string | undefined, minut
     ...(model === undefined ? {} : { model }),
     requestHash: `hash-${callId}`,
     tokenEstimate: 1_000 + minute,
+    budget: { contextWindow: 128_000, available: 110_000, target: 100_000 },
     summaries: ["ab".repeat(32)],
     evictions: ["drop:m1"],
     createdAt: new Date(Date.UTC(2030, 0, 1, 0, minute)).toISOString(),

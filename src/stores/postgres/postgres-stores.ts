@@ -1,5 +1,6 @@
-import pg from "pg";
+import type pg from "pg";
 import { ValidationError } from "../../errors/ledger-error.js";
+import { requirePeer } from "../../errors/optional-peer.js";
 import { createSqlStores, type SqlStatements } from "../sql/sql-stores.js";
 import { guarded } from "../store-errors.js";
 import type { Clock, Stores } from "../stores.js";
@@ -73,7 +74,8 @@ function ownPool(connectionString: string, max: number | undefined): pg.Pool {
   }
   // No JIT: these are short index lookups, and the planner's cost estimate for one over a long thread (a turn
   // reading a few hundred scattered rows) can pass jit_above_cost; compiling then costs more than the query.
-  const pool = new pg.Pool({ connectionString, max: max ?? 10, options: "-c jit=off" });
+  const { Pool } = requirePeer<typeof pg>("pg", "context-ledger/postgres");
+  const pool = new Pool({ connectionString, max: max ?? 10, options: "-c jit=off" });
   // An idle client losing its connection must not crash the process; the next query reports the failure.
   pool.on("error", () => {});
   return pool;

@@ -1,7 +1,8 @@
 /**
  * A summarizer on the Anthropic Messages API, through the official SDK.
  */
-import Anthropic from "@anthropic-ai/sdk";
+import type Anthropic from "@anthropic-ai/sdk";
+import { requirePeer } from "../../errors/optional-peer.js";
 import type { Summarizer } from "../summarizer.js";
 import { createModelSummarizer, type ModelAnswer, type ModelSummarizerOptions } from "./model-summarizer.js";
 
@@ -20,11 +21,12 @@ export interface AnthropicSummarizerOptions extends ModelSummarizerOptions<Anthr
  * const { text } = await summarizer.summarize({ threadId, messages, maxTokens: 800 });
  */
 export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): Summarizer {
+  const AnthropicSdk = requirePeer<typeof Anthropic>("@anthropic-ai/sdk", "context-ledger/anthropic");
   return createModelSummarizer(options, {
     name: "anthropic",
     title: "Anthropic",
     keyVariable: "ANTHROPIC_API_KEY",
-    sdk: Anthropic,
+    sdk: AnthropicSdk,
     send: (anthropic, { prompt, maxOutput, requestOptions }) =>
       anthropic.messages.create(
         {

@@ -1,7 +1,8 @@
 /**
  * A summarizer on the OpenAI Chat Completions API (and compatible servers), through the official SDK.
  */
-import OpenAI from "openai";
+import type OpenAI from "openai";
+import { requirePeer } from "../../errors/optional-peer.js";
 import type { Summarizer } from "../summarizer.js";
 import { createModelSummarizer, type ModelAnswer, type ModelSummarizerOptions } from "./model-summarizer.js";
 
@@ -22,11 +23,12 @@ export interface OpenAISummarizerOptions extends ModelSummarizerOptions<OpenAI> 
  * const { text } = await summarizer.summarize({ threadId, messages, maxTokens: 800 });
  */
 export function createOpenAISummarizer(options: OpenAISummarizerOptions): Summarizer {
+  const OpenAISdk = requirePeer<typeof OpenAI>("openai", "context-ledger/openai");
   return createModelSummarizer(options, {
     name: "openai",
     title: "OpenAI",
     keyVariable: "OPENAI_API_KEY",
-    sdk: OpenAI,
+    sdk: OpenAISdk,
     send: (openai, { prompt, maxOutput, requestOptions }) =>
       openai.chat.completions.create(
         {

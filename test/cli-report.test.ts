@@ -1,0 +1,115 @@
+/**
+ * `context-ledger report` on the command line: it writes the page and says what it wrote (also as --json), and
+ * bad input exits 1 naming what and where: an unknown thread, a thread with no recorded call, an --out that
+ * cannot be written.
+ */
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { defaultReportPath } from "../src/cli/report-command.js";
+import { createContextEngine } from "../src/context-engine.js";
+import { gatherReport } from "../src/report/index.js";
+import { openSqliteStores } from "../src/stores/sqlite/index.js";
+import { runInProcess } from "./support/cli-run.js";
+import { buildReportThread } from "./support/report-thread.js";
+
+describe("context-ledger report", () => {
+  let dir: string;
+  let db: string;
+  let thread: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "ledger-report-cli-"));
+    db = join(dir, "ledger.db");
+    thread = (await buildReportThread(db, { steps: 4 })).threadId;
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("writes one self-contained page and reports it as JSON", async () => {
+    const out = join(dir, "r.html");
+    const run = await runInProcess(["report", "--db", db, "--thread", thread, "--out", out, "--json"]);
+    expect(run.code).toBe(0);
+    const body = JSON.parse(run.stdout);
+    expect(body).toMatchObject({ thread, out, calls: 4 });
+    expect(body.planVersions).toBeGreaterThan(0);
+    const html = readFileSync(out, "utf8");
+    expect(body.bytes).toBe(Buffer.byteLength(html));
+    expect(html).toContain('id="report-data"');
+    const human = await runInProcess(["report", "--db", db, "--thread", thread, "--out", out]);
+    expect(human.stdout).toMatch(/^wrote .*r\.html \(\d+ KB\): 4 call\(s\)/);
+  });
+
+  it("tells its progress through plan versions and calls", async () => {
+    const stores = await openSqliteStores({ path: db });
+    try {
+      const engine = createContextEngine({ stores, budget: { contextWindow: 1_000_000 } });
+      const seen: Array<readonly [number, number]> = [];
+      const onProgress = (done: number, total: number) => seen.push([done, total]);
+      const data = await gatherReport({ engine, stores, database: db, onProgress }, thread);
+      const total = data.plans.length + data.calls.length;
+      expect(seen).toEqual(Array.from({ length: total }, (_, i) => [i + 1, total]));
+    } finally {
+      await stores.close();
+    }
+  });
+
+  it("names an unknown thread and the database", async () => {
+    const run = await runInProcess(["report", "--db", db, "--thread", "nope", "--out", join(dir, "x.html")]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('thread "nope" not found in');
+    expect(run.stderr).toContain(db);
+  });
+
+  it("says when a thread has no recorded model call", async () => {
+    const input = join(dir, "one.jsonl");
+    await import("node:fs").then((fs) =>
+      fs.writeFileSync(input, `${JSON.stringify({ role: "user", content: "hello" })}\n`),
+    );
+    expect((await runInProcess(["ingest", input, "--db", db, "--thread", "quiet"])).code).toBe(0);
+    const run = await runInProcess(["report", "--db", db, "--thread", "quiet", "--out", join(dir, "q.html")]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('thread "quiet"');
+    expect(run.stderr).toContain("no recorded model calls");
+  });
+
+  it("names an --out it cannot write, before reading the database", async () => {
+    const missing = join(dir, "no-such-dir", "r.html");
+    const run = await runInProcess(["report", "--db", db, "--thread", thread, "--out", missing, "--json"]);
+    expect(run.code).toBe(1);
+    const { error } = JSON.parse(run.stderr);
+    expect(error.code).toBe("VALIDATION");
+    expect(error.message).toContain(missing);
+    expect(error.message).toContain("does not exist");
+    expect(error.where.field).toBe("--out");
+    const asDir = await runInProcess(["report", "--db", db, "--thread", thread, "--out", dir]);
+    expect(asDir.code).toBe(1);
+    expect(asDir.stderr).toContain("is a directory");
+    if (process.getuid?.() !== 0) {
+      const locked = join(dir, "locked");
+      mkdirSync(locked);
+      chmodSync(locked, 0o500);
+      const denied = await runInProcess([
+        "report",
+        "--db",
+        db,
+        "--thread",
+        thread,
+        "--out",
+        join(locked, "r.html"),
+      ]);
+      expect(denied.code).toBe(1);
+      expect(denied.stderr).toContain("not writable");
+    }
+  });
+
+  it("requires --thread and has help", async () => {
+    const run = await runInProcess(["report", "--db", db]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("--thread is required");
+    const help = await runInProcess(["report", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("usage: context-ledger report --thread ID [--out FILE]");
+    expect(defaultReportPath("a/b c")).toBe("a_b_c.report.html");
+  });
+});
