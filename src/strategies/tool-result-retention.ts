@@ -98,7 +98,7 @@ function worthIt(refs: ReadonlyArray<ResultRef>, stubbed: boolean): boolean {
   for (const r of refs) {
     chars += r.part.content.length;
     need = Math.max(need, r.policy.minChars);
-    if (stubbed) stubs += clearedResultText(r.toolName, r.part.content.length).length;
+    if (stubbed) stubs += clearedResultText(r.toolName, r.part.content.length, r.part.callId).length;
   }
   return stubbed ? chars >= need && chars > stubs : chars >= need;
 }
