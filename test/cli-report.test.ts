@@ -75,7 +75,17 @@ describe("context-ledger report", () => {
 
   it("names an --out it cannot write, before reading the database", async () => {
     const missing = join(dir, "no-such-dir", "r.html");
-    const run = await runInProcess(["report", "--db", db, "--thread", thread, "--out", missing, "--json"]);
+    // An unknown thread too: were the database read first, the error would be about the thread.
+    const run = await runInProcess([
+      "report",
+      "--db",
+      db,
+      "--thread",
+      "no-such-thread",
+      "--out",
+      missing,
+      "--json",
+    ]);
     expect(run.code).toBe(1);
     const { error } = JSON.parse(run.stderr);
     expect(error.code).toBe("VALIDATION");

@@ -9,7 +9,7 @@
 import { z } from "zod";
 import { AccessDeniedError, NotFoundError, ValidationError } from "../errors/ledger-error.js";
 import { deepFreeze } from "../log/deep-freeze.js";
-import type { LogView } from "../log/log-view.js";
+import { type LogView, toolNameOfResult } from "../log/log-view.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import { FATE_OF, finalStates } from "../plan/final-states.js";
 import { decisionAt } from "../plan/resolve-for-log.js";
@@ -147,12 +147,8 @@ async function recallArtifact(core: EngineCore, threadId: string, artifactId: st
 }
 
 /** The tool name of a result part at `partIndex` of the tool message at `seq`, through the log's pairing. */
-function toolNameOf(log: LogView, seq: number, partIndex: number, callId: string): string {
-  const callSeq = log.callSeqsOfParts(seq)[partIndex];
-  const call = callSeq === undefined ? undefined : log.at(callSeq);
-  for (const part of call?.parts ?? [])
-    if (part.type === "tool_call" && part.callId === callId) return part.name;
-  return String(log.at(seq)!.meta.toolName ?? "tool");
+function toolNameOf(log: LogView, seq: number, partIndex: number): string {
+  return toolNameOfResult(log, seq, partIndex) ?? String(log.at(seq)!.meta.toolName ?? "tool");
 }
 
 async function recallCall(core: EngineCore, threadId: string, callId: string, count: CountText) {
@@ -174,7 +170,7 @@ async function recallCall(core: EngineCore, threadId: string, callId: string, co
         withheld++;
         continue;
       }
-      toolName ??= toolNameOf(log, seq, i, callId);
+      toolName ??= toolNameOf(log, seq, i);
       found.push({ messageId: message.id, content: part.content, isError: part.isError === true });
     }
   }

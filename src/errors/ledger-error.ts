@@ -229,7 +229,7 @@ export class MissingDependencyError extends LedgerError {
   constructor(packageName: string, neededBy: string, options?: { cause?: unknown }) {
     super(
       "MISSING_DEPENDENCY",
-      `${neededBy} needs the package ${packageName}, which is not installed (it is an optional peer dependency of context-ledger): npm install ${packageName}`,
+      `${neededBy} needs the package ${packageName}, which is not installed, or too old to have what it needs (it is an optional peer dependency of context-ledger): npm install ${packageName}`,
       {},
       options,
     );

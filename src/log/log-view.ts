@@ -77,3 +77,22 @@ export interface LogView {
    */
   historyMemo<T>(key: string | object, create: () => T): T;
 }
+
+/**
+ * The name of the tool whose call the result part at `partIndex` of the tool message at `seq` answers, found
+ * through the log's own pairing of that very part (call ids may be reused); undefined when the part is not a
+ * result or its call is not found.
+ */
+export function toolNameOfResult(
+  log: Pick<LogView, "at" | "callSeqsOfParts">,
+  seq: number,
+  partIndex: number,
+): string | undefined {
+  const part = log.at(seq)?.parts[partIndex];
+  if (part?.type !== "tool_result") return undefined;
+  const callSeq = log.callSeqsOfParts(seq)[partIndex];
+  if (callSeq === undefined) return undefined;
+  for (const p of log.at(callSeq)?.parts ?? [])
+    if (p.type === "tool_call" && p.callId === part.callId) return p.name;
+  return undefined;
+}

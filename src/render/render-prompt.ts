@@ -1,5 +1,5 @@
 import { hash } from "node:crypto";
-import type { LogView } from "../log/log-view.js";
+import { type LogView, toolNameOfResult } from "../log/log-view.js";
 import type { Message, Part, ToolCallPart, ToolResultPart } from "../log/message.js";
 import type { CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
@@ -397,14 +397,9 @@ class RenderContext {
   /** The name of the tool a result part answers, found through the log's pairing of that very part. */
   #toolNameOf(message: Message, part: ToolResultPart): string {
     const index = message.parts.indexOf(part);
-    const callSeq =
-      message.role === "tool" && index >= 0 ? this.log.callSeqsOfParts(message.seq)[index] : undefined;
-    if (callSeq !== undefined) {
-      for (const p of this.log.at(callSeq)!.parts) {
-        if (p.type === "tool_call" && p.callId === part.callId) return p.name;
-      }
-    }
-    return String(message.meta.toolName ?? "tool");
+    const name =
+      message.role === "tool" && index >= 0 ? toolNameOfResult(this.log, message.seq, index) : undefined;
+    return name ?? String(message.meta.toolName ?? "tool");
   }
 
   #push(

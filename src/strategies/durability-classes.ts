@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import type { Group } from "../log/groups.js";
-import type { LogView } from "../log/log-view.js";
+import { type LogView, toolNameOfResult } from "../log/log-view.js";
 import type { Durability, Message } from "../log/message.js";
 
 /** Every durability class, from the first to go to the last. */
@@ -91,6 +91,8 @@ export interface DurabilityClasses {
   readonly key: string;
   /** The class of a tool by name when neither the result nor its call says (undefined: unclassed). */
   toolClass(name: string): Durability | undefined;
+  /** The class of one result part: its message's own, its call's, else its tool's (undefined: unclassed). */
+  classOfResult(log: LogView, seq: number, partIndex: number): Durability | undefined;
   /**
    * The class of the tool message at `seq` (the most durable of its results' classes) or of the call message at
    * `seq` (of its calls'); undefined for other messages and unclassed results.
@@ -157,6 +159,16 @@ export function durabilityClasses(options: DurabilityClassOptions = {}): Durabil
     memo.set(name, d);
     return d;
   };
+  const classOfResult = (log: LogView, seq: number, partIndex: number): Durability | undefined => {
+    const message = log.at(seq)!;
+    if (message.parts[partIndex]?.type !== "tool_result") return undefined;
+    const call = log.at(log.callSeqsOfParts(seq)[partIndex]!);
+    return (
+      explicit(message) ??
+      (call === undefined ? undefined : explicit(call)) ??
+      toolClass(toolNameOfResult(log, seq, partIndex) ?? "")
+    );
+  };
   // Per message object: its class under this configuration (messages are immutable).
   const byMessage = new WeakMap<Message, Durability | null>();
   const classOfMessage = (log: LogView, seq: number): Durability | undefined => {
@@ -165,15 +177,7 @@ export function durabilityClasses(options: DurabilityClassOptions = {}): Durabil
     if (known !== undefined) return known ?? undefined;
     let d: Durability | undefined;
     if (message.role === "tool") {
-      const own = explicit(message);
-      const callSeqs = log.callSeqsOfParts(seq);
-      message.parts.forEach((part, i) => {
-        if (part.type !== "tool_result") return;
-        const call = log.at(callSeqs[i]!)!;
-        const name = call.parts.find((p) => p.type === "tool_call" && p.callId === part.callId);
-        const toolName = name?.type === "tool_call" ? name.name : "";
-        d = moreDurable(d, own ?? explicit(call) ?? toolClass(toolName));
-      });
+      for (let i = 0; i < message.parts.length; i++) d = moreDurable(d, classOfResult(log, seq, i));
     } else {
       const own = explicit(message);
       for (const part of message.parts) {
@@ -187,6 +191,7 @@ export function durabilityClasses(options: DurabilityClassOptions = {}): Durabil
   return Object.freeze({
     key,
     toolClass,
+    classOfResult,
     classOfMessage,
     classOfGroup: (log: LogView, group: Group) => {
       if (group.kind !== "tool_call") return undefined;

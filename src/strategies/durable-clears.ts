@@ -4,7 +4,7 @@
  * key lines, and a `non-replayable` result is never cleared at all.
  */
 import { createHash } from "node:crypto";
-import type { LogView } from "../log/log-view.js";
+import { type LogView, toolNameOfResult } from "../log/log-view.js";
 import type { Durability, Message, ToolResultPart } from "../log/message.js";
 import type { ClearExcerpt } from "../plan/compaction-plan.js";
 import { keyLinesResultText, stampedResultText } from "../texts/placeholders.js";
@@ -36,22 +36,14 @@ export function classesOf(ctx: Pick<StrategyContext, "durability">): DurabilityC
   return ctx.durability ?? DEFAULT_DURABILITY_CLASSES;
 }
 
-/** The class of one result part of the tool message at `seq`: its own, its call's, else its tool's. */
+/** The class of one result part of the tool message at `seq` (see `DurabilityClasses.classOfResult`). */
 export function resultClass(
   log: LogView,
   classes: DurabilityClasses,
   seq: number,
   partIndex: number,
 ): Durability | undefined {
-  const message = log.at(seq)!;
-  const part = message.parts[partIndex];
-  if (part?.type !== "tool_result") return undefined;
-  const callSeq = log.callSeqsOfParts(seq)[partIndex]!;
-  const call = log.at(callSeq)!;
-  const own = message.meta.durability ?? call.meta.durability;
-  if (typeof own === "string") return own;
-  const callPart = call.parts.find((p) => p.type === "tool_call" && p.callId === part.callId);
-  return classes.toolClass(callPart?.type === "tool_call" ? callPart.name : "");
+  return classes.classOfResult(log, seq, partIndex);
 }
 
 /** Whether no clear may touch the message at `seq`: a tool message holding a `non-replayable` result. */
@@ -61,13 +53,6 @@ export function neverCleared(log: LogView, classes: DurabilityClasses, seq: numb
   return message.parts.some(
     (p, i) => p.type === "tool_result" && resultClass(log, classes, seq, i) === "non-replayable",
   );
-}
-
-/** The tool name a result part answers (the empty string when its call is not found). */
-function toolNameOf(log: LogView, seq: number, partIndex: number, part: ToolResultPart): string {
-  const call = log.at(log.callSeqsOfParts(seq)[partIndex]!)!;
-  const callPart = call.parts.find((p) => p.type === "tool_call" && p.callId === part.callId);
-  return callPart?.type === "tool_call" ? callPart.name : "";
 }
 
 /** Options of {@link durableExcerpts}. */
@@ -98,7 +83,7 @@ export function durableExcerpts(
       if (part.type !== "tool_result") return;
       const d = resultClass(log, classes, seq, partIndex);
       if (d !== "replayable" && d !== "anchoring") return;
-      const tool = toolNameOf(log, seq, partIndex, part);
+      const tool = toolNameOfResult(log, seq, partIndex) ?? "";
       let text: string;
       if (d === "replayable") {
         // Always stamped, even when the placeholder saves little: the stamp is what makes clearing it safe.
@@ -134,7 +119,7 @@ export function stampsSave(log: LogView, classes: DurabilityClasses, seq: number
   return message.parts.every((part, i) => {
     if (part.type !== "tool_result" || resultClass(log, classes, seq, i) !== "replayable") return true;
     const text = stampedResultText(
-      toolNameOf(log, seq, i, part),
+      toolNameOfResult(log, seq, i) ?? "",
       part.content.length,
       determinismStamp(message, part),
     );

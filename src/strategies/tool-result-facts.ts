@@ -6,7 +6,7 @@
 
 import { ValidationError } from "../errors/ledger-error.js";
 import { countBelow } from "../log/history-store.js";
-import type { LogView } from "../log/log-view.js";
+import { type LogView, toolNameOfResult } from "../log/log-view.js";
 import type { Message, ToolResultPart } from "../log/message.js";
 import { GroupSweep } from "./group-sweep.js";
 import type { PolicyResolver, ResolvedToolPolicy } from "./tool-policy.js";
@@ -27,11 +27,6 @@ export interface ResultRef {
 
 /** Tool results by tool-message seq. */
 export type ResultIndex = ReadonlyMap<number, ReadonlyArray<ResultRef>>;
-
-function toolNameOf(log: LogView, callSeq: number, callId: string): string {
-  for (const p of log.at(callSeq)!.parts) if (p.type === "tool_call" && p.callId === callId) return p.name;
-  return "tool";
-}
 
 /**
  * The result facts of one history under one policy resolver. Shared by every log value of the history, so it
@@ -121,7 +116,7 @@ export class ResultFacts {
       message.parts.forEach((part, i) => {
         if (part.type !== "tool_result") return;
         const callSeq = callSeqs[i]!;
-        const toolName = toolNameOf(log, callSeq, part.callId);
+        const toolName = toolNameOfResult(log, seq, i) ?? "tool";
         const policy = this.#policyFor(log, message, callSeq, toolName);
         let seqs = this.#toolSeqs.get(toolName);
         if (seqs === undefined) {

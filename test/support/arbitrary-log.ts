@@ -43,7 +43,17 @@ const argsArb = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom("", "{}", "not json", "[1,2]", '{"nested":{"a":[1,null]}}') },
 );
 
-const toolNames = ["search", "read_file", "run_shell", "ünï_tool"] as const;
+// One name per durability class the built-in words give (replayable, unclassed, non-replayable, ephemeral, anchoring)
+// plus one no rule knows, so random logs exercise every class.
+const toolNames = [
+  "search",
+  "read_file",
+  "run_shell",
+  "ünï_tool",
+  "write_file",
+  "think",
+  "todo_write",
+] as const;
 
 const reasoningArb: fc.Arbitrary<ReasoningPart> = fc.oneof(
   textArb.map((text): ReasoningPart => ({ type: "reasoning", text })),

@@ -137,8 +137,10 @@ export function createOtelListener(options: OtelListenerOptions = {}): EngineLis
     switch (event.type) {
       case "error":
         if (event.operation === "prepareTurn") {
-          // A failed turn reports its error after leaving the call's scope: it ends the thread's newest open turn.
-          const key = [...turns.keys()].filter((k) => k.startsWith(`${thread}\u0000`)).at(-1);
+          // A failed turn reports its error after leaving the call's scope: it ends the thread's open turn when
+          // there is exactly one; with several (concurrent turns) it cannot tell which, and writes the error alone.
+          const keys = [...turns.keys()].filter((k) => k.startsWith(`${thread}\u0000`));
+          const key = keys.length === 1 ? keys[0] : undefined;
           const open = key === undefined ? { threadId: thread, events: [] } : turns.get(key)!;
           if (key !== undefined) turns.delete(key);
           writer.failedTurn(open, event);
