@@ -9,7 +9,7 @@ import { CandidateQueue } from "./candidate-queue.js";
 import { NO_MERGE } from "./pair-rank-memo.js";
 
 /** What the merge loops need from a vocabulary. */
-export type MergeVocab = Pick<BpeRanks, "ranks" | "tokens" | "byteRanks" | "pairs">;
+export type MergeVocab = Pick<BpeRanks, "size" | "tokenLength" | "byteRanks" | "pairs">;
 
 /** Pieces up to this many bytes use the scan; longer ones the queue. */
 export const SCAN_MAX_BYTES = 32;
@@ -91,7 +91,7 @@ export function bpeMergeQueue(bytes: string, vocab: MergeVocab, out?: number[]):
   if (n >= POS) throw new RangeError(`piece of ${n} bytes is too long to merge`);
   reserve(n);
   // n-1 initial candidates, then at most two per merge; the queue grows past n if needed.
-  queue.reset(n, vocab.tokens.length);
+  queue.reset(n, vocab.size);
   for (let i = 0; i < n; i++) {
     next[i] = i + 1 < n ? i + 1 : -1;
     prev[i] = i - 1;
@@ -105,7 +105,7 @@ export function bpeMergeQueue(bytes: string, vocab: MergeVocab, out?: number[]):
     const right = next[left]!;
     if (right < 0) continue;
     const after = next[right]!;
-    if ((after < 0 ? n : after) !== left + vocab.tokens[rank]!.length) continue;
+    if ((after < 0 ? n : after) !== left + vocab.tokenLength(rank)) continue;
     tokOf[left] = rank;
     next[left] = after;
     next[right] = -2;

@@ -1,13 +1,19 @@
 import { type EncodingName, loadEncodingData } from "./encoding-data.js";
 import { PairRankMemo } from "./pair-rank-memo.js";
+import { parseBpeRanks, type TokenTable } from "./token-table.js";
+import { readCachedVocabulary, writeCachedVocabulary } from "./vocabulary-cache.js";
 
-/** A parsed BPE vocabulary: token bytes (as a binary string) → rank, plus what the merge loop needs. */
+/**
+ * A parsed BPE vocabulary and what the merge loop needs. Token bytes travel as binary strings (one char per
+ * byte) on the way in; the vocabulary itself lives in typed arrays, so loading it is one pass over the rank
+ * data with no per-token allocation (a `Map` of 200,000 strings took most of a CLI command's time).
+ */
 export interface BpeRanks {
   readonly encoding: EncodingName;
-  /** Binary-string token bytes → rank (lower merges first). */
-  readonly ranks: ReadonlyMap<string, number>;
-  /** Token bytes by rank (`""` for unused ranks). */
-  readonly tokens: ReadonlyArray<string>;
+  /** Number of rank slots (the highest rank + 1; unused ranks have no bytes). */
+  readonly size: number;
+  /** Number of tokens (ranks that have bytes). */
+  readonly count: number;
   /** Length in bytes of the longest token; longer byte runs need no lookup. */
   readonly maxTokenBytes: number;
   /** Rank of each single byte (every byte is a token in these encodings). */
@@ -16,66 +22,61 @@ export interface BpeRanks {
   readonly pairs: PairRankMemo;
   /** The pre-tokenizer regex source (js-tiktoken's `pat_str`), used with the `gu` flags. */
   readonly pattern: string;
+  /** The rank of the token spelled by `bytes` (a binary string), or -1. */
+  rankOf(bytes: string): number;
+  /** The rank of the token spelled by token `a`'s bytes then token `b`'s, or {@link NO_MERGE}. */
+  rankOfPair(a: number, b: number): number;
+  /** Length in bytes of the token with this rank (0 for an unused rank). */
+  tokenLength(rank: number): number;
+  /** The bytes of the token with this rank, as a binary string (`""` for an unused rank). */
+  tokenBytes(rank: number): string;
 }
 
-const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-const SEXTET = new Int8Array(128).fill(-1);
-for (let i = 0; i < BASE64.length; i++) SEXTET[BASE64.charCodeAt(i)] = i;
-
-/** Decodes standard base64 (with `=` padding) straight into a binary string, skipping any byte array. */
-export function base64ToBinary(b64: string): string {
-  let out = "";
-  let acc = 0;
-  let bits = 0;
-  for (let i = 0; i < b64.length; i++) {
-    const v = SEXTET[b64.charCodeAt(i)] ?? -1;
-    if (v < 0) break; // padding ends the data
-    acc = ((acc << 6) | v) & 0xffffff;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += String.fromCharCode((acc >> bits) & 0xff);
-    }
-  }
-  return out;
-}
-
-/** The vocabulary tables parsed from js-tiktoken's compressed `bpe_ranks` text. */
-export interface ParsedRanks {
-  readonly ranks: Map<string, number>;
-  readonly tokens: string[];
-  readonly maxTokenBytes: number;
-}
-
-/** Parses js-tiktoken's compressed `bpe_ranks` text into a rank map, a rank → bytes table and the longest token. */
-export function parseBpeRanks(compressed: string): ParsedRanks {
-  const ranks = new Map<string, number>();
-  const tokens: string[] = [];
-  let maxTokenBytes = 1;
-  for (const line of compressed.split("\n")) {
-    if (line === "") continue;
-    const fields = line.split(" ");
-    const offset = Number.parseInt(fields[1] ?? "", 10);
-    if (!Number.isInteger(offset)) throw new Error(`malformed bpe_ranks line starting ${line.slice(0, 40)}`);
-    for (let i = 2; i < fields.length; i++) {
-      const token = base64ToBinary(fields[i] ?? "");
-      ranks.set(token, offset + i - 2);
-      while (tokens.length < offset + i - 2) tokens.push("");
-      tokens[offset + i - 2] = token;
-      if (token.length > maxTokenBytes) maxTokenBytes = token.length;
-    }
-  }
-  return { ranks, tokens, maxTokenBytes };
-}
-
-function byteRanksOf(ranks: ReadonlyMap<string, number>): Int32Array {
+function byteRanksOf(table: TokenTable): Int32Array {
   const out = new Int32Array(256);
   for (let b = 0; b < 256; b++) {
-    const rank = ranks.get(String.fromCharCode(b));
-    if (rank === undefined) throw new Error(`vocabulary has no token for byte ${b}`);
+    const rank = table.rankOf(String.fromCharCode(b));
+    if (rank < 0) throw new Error(`vocabulary has no token for byte ${b}`);
     out[b] = rank;
   }
   return out;
+}
+
+/** A loaded encoding: the token table plus the per-encoding parts the tokenizer needs. */
+class Vocabulary implements BpeRanks {
+  readonly size: number;
+  readonly count: number;
+  readonly maxTokenBytes: number;
+  readonly byteRanks: Int32Array;
+  readonly pairs: PairRankMemo;
+
+  constructor(
+    readonly encoding: EncodingName,
+    private readonly table: TokenTable,
+    readonly pattern: string,
+  ) {
+    this.size = table.size;
+    this.count = table.count;
+    this.maxTokenBytes = table.maxTokenBytes;
+    this.byteRanks = byteRanksOf(table);
+    this.pairs = new PairRankMemo(table);
+  }
+
+  rankOf(bytes: string): number {
+    return this.table.rankOf(bytes);
+  }
+
+  rankOfPair(a: number, b: number): number {
+    return this.table.rankOfPair(a, b);
+  }
+
+  tokenLength(rank: number): number {
+    return this.table.tokenLength(rank);
+  }
+
+  tokenBytes(rank: number): string {
+    return this.table.tokenBytes(rank);
+  }
 }
 
 const cache = new Map<EncodingName, BpeRanks>();
@@ -84,17 +85,13 @@ const cache = new Map<EncodingName, BpeRanks>();
 export function loadBpeRanks(encoding: EncodingName): BpeRanks {
   const hit = cache.get(encoding);
   if (hit !== undefined) return hit;
-  const data = loadEncodingData(encoding);
-  const { ranks, tokens, maxTokenBytes } = parseBpeRanks(data.bpe_ranks);
-  const parsed: BpeRanks = {
-    encoding,
-    ranks,
-    tokens,
-    maxTokenBytes,
-    byteRanks: byteRanksOf(ranks),
-    pairs: new PairRankMemo(tokens, ranks, maxTokenBytes),
-    pattern: data.pat_str,
-  };
+  let stored = readCachedVocabulary(encoding);
+  if (stored === undefined) {
+    const data = loadEncodingData(encoding);
+    stored = { table: parseBpeRanks(data.bpe_ranks), pattern: data.pat_str };
+    writeCachedVocabulary(encoding, stored);
+  }
+  const parsed = new Vocabulary(encoding, stored.table, stored.pattern);
   cache.set(encoding, parsed);
   return parsed;
 }

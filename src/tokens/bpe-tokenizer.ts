@@ -26,14 +26,14 @@ const MAX_CACHED_PIECE = 128;
  */
 function countPiece(piece: string, vocab: BpeRanks): number {
   const bytes = utf8Binary(piece);
-  if (bytes.length === 1 || vocab.ranks.has(bytes)) return 1;
+  if (bytes.length === 1 || vocab.rankOf(bytes) >= 0) return 1;
   return bpeMerge(bytes, vocab);
 }
 
 function encodePiece(piece: string, vocab: BpeRanks, out: number[]): void {
   const bytes = utf8Binary(piece);
-  const whole = vocab.ranks.get(bytes);
-  if (whole !== undefined) out.push(whole);
+  const whole = vocab.rankOf(bytes);
+  if (whole >= 0) out.push(whole);
   else bpeMerge(bytes, vocab, out);
 }
 

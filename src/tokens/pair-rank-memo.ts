@@ -16,15 +16,11 @@ export class PairRankMemo {
   private used = 0;
 
   /**
-   * @param tokens token bytes (binary string) by rank
-   * @param ranks token bytes → rank
-   * @param maxTokenBytes length of the longest token
+   * @param vocab where an unmemoized pair is looked up
    * @param capacityLog2 table size as a power of two; the table is wiped when 3/4 full
    */
   constructor(
-    private readonly tokens: ReadonlyArray<string>,
-    private readonly ranks: ReadonlyMap<string, number>,
-    private readonly maxTokenBytes: number,
+    private readonly vocab: { rankOfPair(a: number, b: number): number },
     capacityLog2 = 17,
   ) {
     const size = 1 << capacityLog2;
@@ -34,7 +30,7 @@ export class PairRankMemo {
     this.merged = new Int32Array(size);
   }
 
-  /** The rank of the token spelled `tokens[a] + tokens[b]`, or {@link NO_MERGE}. */
+  /** The rank of the token spelled by token `a`'s bytes then token `b`'s, or {@link NO_MERGE}. */
   lookup(a: number, b: number): number {
     let slot = (Math.imul(a, 0x9e3779b1) ^ Math.imul(b, 0x85ebca6b)) & this.mask;
     for (;;) {
@@ -43,7 +39,7 @@ export class PairRankMemo {
       if (k === a && this.right[slot] === b) return this.merged[slot]!;
       slot = (slot + 1) & this.mask;
     }
-    const rank = this.compute(a, b);
+    const rank = this.vocab.rankOfPair(a, b);
     if (this.used >= (this.mask >> 2) * 3) {
       this.left.fill(EMPTY);
       this.used = 0;
@@ -54,12 +50,5 @@ export class PairRankMemo {
     this.merged[slot] = rank;
     this.used++;
     return rank;
-  }
-
-  private compute(a: number, b: number): number {
-    const x = this.tokens[a]!;
-    const y = this.tokens[b]!;
-    if (x.length + y.length > this.maxTokenBytes) return NO_MERGE;
-    return this.ranks.get(x + y) ?? NO_MERGE;
   }
 }

@@ -1,0 +1,141 @@
+/**
+ * An optional on-disk copy of parsed vocabularies. Parsing `o200k_base` from js-tiktoken's rank text takes tens
+ * of milliseconds, most of a short CLI command; reading the parsed arrays back is a file read and a checksum.
+ * Off unless a directory is given (the CLI gives its per-user cache directory); every failure to read or write
+ * falls back to parsing, so the cache can only make a process faster, never change a count.
+ */
+import { createHash } from "node:crypto";
+import { readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import type { EncodingName } from "./encoding-data.js";
+import { TokenTable } from "./token-table.js";
+
+/** A vocabulary as the cache holds it: the token table and the pre-tokenizer pattern. */
+export interface CachedVocabulary {
+  readonly table: TokenTable;
+  readonly pattern: string;
+}
+
+const MAGIC = "CLVOCAB1";
+const HEADER = 96; // magic 8, source key 32, payload sha256 32, four u32 lengths 16, padding 8
+
+let directory: string | undefined;
+
+/**
+ * Keeps parsed vocabularies in `dir` from now on (`undefined` turns the cache off). The directory must exist and
+ * should be private to the user (the CLI makes one with mode 0700).
+ */
+export function useVocabularyCache(dir: string | undefined): void {
+  directory = dir;
+}
+
+/** The directory vocabularies are cached in, if any. */
+export function vocabularyCacheDir(): string | undefined {
+  return directory;
+}
+
+/**
+ * What the cached copy must have been made from: the rank module's path, size and modification time (a new
+ * js-tiktoken gives a new key, so a stale file is never read).
+ */
+function sourceKey(encoding: EncodingName): Buffer {
+  const path = createRequire(import.meta.url).resolve(`js-tiktoken/ranks/${encoding}`);
+  const { size, mtimeMs } = statSync(path);
+  return createHash("sha256").update(`${encoding}\n${path}\n${size}\n${mtimeMs}`).digest();
+}
+
+function fileOf(dir: string, encoding: EncodingName, key: Buffer): string {
+  return join(dir, `vocabulary-${encoding}-${key.toString("hex").slice(0, 16)}.bin`);
+}
+
+/** The cached vocabulary of `encoding`, or `undefined` when the cache is off, empty, stale or damaged. */
+export function readCachedVocabulary(encoding: EncodingName): CachedVocabulary | undefined {
+  if (directory === undefined) return undefined;
+  try {
+    const key = sourceKey(encoding);
+    const file = readFileSync(fileOf(directory, encoding, key));
+    return decodeVocabulary(file, key);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Stores a freshly parsed vocabulary (atomically: a reader sees the old file, no file, or the whole new one). */
+export function writeCachedVocabulary(encoding: EncodingName, vocabulary: CachedVocabulary): void {
+  if (directory === undefined) return;
+  let temp: string | undefined;
+  try {
+    const key = sourceKey(encoding);
+    const target = fileOf(directory, encoding, key);
+    temp = `${target}.${process.pid}.tmp`;
+    writeFileSync(temp, encodeVocabulary(vocabulary, key), { mode: 0o600 });
+    renameSync(temp, target);
+    temp = undefined;
+  } catch {
+    // A read-only or full disk only costs the next process the parse.
+  } finally {
+    if (temp !== undefined) {
+      try {
+        unlinkSync(temp);
+      } catch {}
+    }
+  }
+}
+
+/** The file image of a vocabulary: header, then `start`, `slots`, the token bytes and the pattern (UTF-8). */
+export function encodeVocabulary(vocabulary: CachedVocabulary, key: Buffer): Buffer {
+  const { bytes, start, slots } = vocabulary.table.parts();
+  const pattern = Buffer.from(vocabulary.pattern, "utf8");
+  const payload = Buffer.concat([
+    Buffer.from(start.buffer, start.byteOffset, start.byteLength),
+    Buffer.from(slots.buffer, slots.byteOffset, slots.byteLength),
+    Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+    pattern,
+  ]);
+  const header = Buffer.alloc(HEADER);
+  header.write(MAGIC, 0, "latin1");
+  key.copy(header, 8);
+  createHash("sha256").update(payload).digest().copy(header, 40);
+  header.writeUInt32LE(start.length, 72);
+  header.writeUInt32LE(slots.length, 76);
+  header.writeUInt32LE(bytes.length, 80);
+  header.writeUInt32LE(pattern.length, 84);
+  return Buffer.concat([header, payload]);
+}
+
+/** Reads a file image back; throws when it is not one made from `key` or its payload does not check out. */
+export function decodeVocabulary(file: Buffer, key: Buffer): CachedVocabulary {
+  if (file.length < HEADER || file.toString("latin1", 0, 8) !== MAGIC)
+    throw new Error("not a vocabulary file");
+  if (!file.subarray(8, 40).equals(key)) throw new Error("vocabulary file made from other rank data");
+  const startLength = file.readUInt32LE(72);
+  const slotsLength = file.readUInt32LE(76);
+  const bytesLength = file.readUInt32LE(80);
+  const patternLength = file.readUInt32LE(84);
+  const payloadLength = (startLength + slotsLength) * 4 + bytesLength + patternLength;
+  if (file.length !== HEADER + payloadLength) throw new Error("vocabulary file has the wrong length");
+  if (slotsLength === 0 || (slotsLength & (slotsLength - 1)) !== 0)
+    throw new Error("vocabulary slots not 2^n");
+  const payload = file.subarray(HEADER);
+  if (!createHash("sha256").update(payload).digest().equals(file.subarray(40, 72))) {
+    throw new Error("vocabulary file checksum mismatch");
+  }
+  // Copy into one fresh, aligned buffer: a file buffer's offset need not be a multiple of 4.
+  const own = new Uint8Array(payloadLength);
+  own.set(payload);
+  const start = new Int32Array(own.buffer, 0, startLength);
+  const slots = new Int32Array(own.buffer, startLength * 4, slotsLength);
+  const bytesAt = (startLength + slotsLength) * 4;
+  const bytes = own.subarray(bytesAt, bytesAt + bytesLength);
+  const pattern = Buffer.from(own.buffer, bytesAt + bytesLength, patternLength).toString("utf8");
+  if (start[0] !== 0 || start[startLength - 1] !== bytesLength)
+    throw new Error("vocabulary offsets out of range");
+  for (let r = 1; r < startLength; r++) {
+    if (start[r]! < start[r - 1]!) throw new Error("vocabulary offsets out of order");
+  }
+  for (const slot of slots) {
+    if (slot < 0 || slot > startLength - 1) throw new Error("vocabulary slot out of range");
+  }
+  return { table: new TokenTable({ bytes, start, slots }), pattern };
+}
