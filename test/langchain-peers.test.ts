@@ -4,22 +4,13 @@
  * resolution: a copy of `src` next to a `node_modules` that lacks the package, run in a separate process.
  */
 import { spawnSync } from "node:child_process";
-import {
-  cpSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MissingDependencyError } from "../src/errors/ledger-error.js";
 import { loadPeer } from "../src/integrations/langchain/peer-modules.js";
+import { isolatedTempDir } from "./support/consumer-project.js";
 import { repoRoot } from "./support/repo-root.js";
 
 const modules = join(repoRoot, "node_modules");
@@ -69,7 +60,7 @@ const MAIN = "src/index.ts";
 const WING = "src/integrations/langchain/index.ts";
 
 beforeAll(() => {
-  root = mkdtempSync(join(tmpdir(), "cl-langchain-peers-"));
+  root = isolatedTempDir("cl-langchain-peers-");
   cpSync(join(repoRoot, "src"), join(root, "src"), { recursive: true });
   writeFileSync(join(root, "package.json"), '{ "type": "module" }\n');
 });
