@@ -4,10 +4,12 @@
  * modules on every start. Native and optional packages stay outside (loaded from node_modules as usual); the
  * licences of the packages bundled in are written beside it.
  *
- * Run by `npm run build`, after `tsc` has emitted the rest of `dist/`.
+ * Run by `npm run build`, after `tsc` has emitted the rest of `dist/`; `--outdir DIR` bundles into another
+ * build folder (the package test builds into a temporary one).
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
 import { build } from "esbuild";
 
 const root = join(import.meta.dirname, "..");
@@ -15,7 +17,9 @@ const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as
   peerDependencies?: Record<string, string>;
 };
 const external = ["better-sqlite3", "playwright-core", ...Object.keys(manifest.peerDependencies ?? {})];
-const outfile = join(root, "dist/cli/context-ledger.cjs");
+const { values } = parseArgs({ options: { outdir: { type: "string" } } });
+const dist = resolve(values.outdir ?? join(root, "dist"));
+const outfile = join(dist, "cli/context-ledger.cjs");
 
 const result = await build({
   absWorkingDir: root,
@@ -60,7 +64,7 @@ const sections = [...packages].sort().map((name) => {
   return `${name}@${pkg.version} (${pkg.license ?? "unknown licence"})\n\n${text}`;
 });
 writeFileSync(
-  join(root, "dist/cli/THIRD-PARTY-LICENSES.txt"),
+  join(dist, "cli/THIRD-PARTY-LICENSES.txt"),
   `context-ledger.cjs bundles these packages:\n\n${sections.join(`\n\n${"-".repeat(72)}\n\n`)}\n`,
 );
 if (!existsSync(outfile)) throw new Error("esbuild wrote no bundle");

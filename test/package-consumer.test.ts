@@ -6,7 +6,7 @@
  * optional peers the core project lacks failing with `MissingDependencyError`. Nothing comes from `src`: the
  * projects see only the tarball.
  */
-import { cpSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -137,6 +137,25 @@ describe("a project with only context-ledger", () => {
     expect(demo.turns.length).toBeGreaterThan(0);
     expect(demo.turns.every((t) => t.valid)).toBe(true);
     expect(demo.turns.some((t) => t.compacted)).toBe(true);
+  });
+
+  it("runs the bundled executable the same with its cache cold, warm and off", () => {
+    expect(packed.files).toContain("dist/cli/context-ledger.cjs");
+    expect(packed.files).toContain("dist/cli/THIRD-PARTY-LICENSES.txt");
+    const bin = join(core, "node_modules", ".bin", "context-ledger");
+    const db = join(work, "demo.db"); // the demo above left a compacted thread there
+    const cache = join(work, "cli-cache");
+    const explain = (env: Record<string, string>): string =>
+      run(bin, ["explain", "--thread", "demo", "--json", "--db", db], {
+        cwd: core,
+        env: { ...process.env, ...env },
+      });
+    const cold = explain({ CONTEXT_LEDGER_CACHE_DIR: cache });
+    const files = readdirSync(cache).sort();
+    expect(files.some((f) => /^cli-.*\.v8$/.test(f))).toBe(true); // V8's compiled code of the bundle
+    expect(files.some((f) => /^vocabulary-o200k_base-.*\.bin$/.test(f))).toBe(true);
+    expect(explain({ CONTEXT_LEDGER_CACHE_DIR: cache })).toBe(cold);
+    expect(explain({ CONTEXT_LEDGER_CACHE: "off" })).toBe(cold);
   });
 
   it("imports every entry point; those whose peer is absent fail naming it", () => {

@@ -130,7 +130,7 @@ export function runAsync(command: string, args: ReadonlyArray<string>, cwd: stri
 }
 
 /**
- * Builds the package from `src` into `stage/dist` (never the repository's own `dist`, so a stale file there
+ * Builds the package from `src` into `stage/dist` as `npm run build` does, the CLI bundle included (never the repository's own `dist`, so a stale file there
  * cannot slip into the test) and packs it with npm into `into`.
  */
 export function buildAndPack(stage: string, into: string): PackedPackage {
@@ -141,6 +141,10 @@ export function buildAndPack(stage: string, into: string): PackedPackage {
   const tsc = join(repoRoot, "node_modules", "typescript", "bin", "tsc");
   const config = join(repoRoot, "tsconfig.build.json");
   run(process.execPath, [tsc, "-p", config, "--outDir", join(stage, "dist")], { cwd: repoRoot });
+  const tsx = join(repoRoot, "node_modules", "tsx", "dist", "cli.mjs");
+  run(process.execPath, [tsx, join(repoRoot, "scripts", "bundle-cli.ts"), "--outdir", join(stage, "dist")], {
+    cwd: repoRoot,
+  });
   const out = run("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", into], {
     cwd: stage,
     env: npmEnv(),
