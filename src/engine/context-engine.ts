@@ -17,6 +17,7 @@ import type { EngineCore } from "./engine-core.js";
 import type { ContextEngineOptions } from "./engine-options.js";
 import { createEngineCore } from "./engine-setup.js";
 import type { ExplainFilter, Explanation } from "./explain.js";
+import { locateMessages, type MessageLocations } from "./locate-messages.js";
 import { type CompactOptions, type CompactResult, compactAllThreads, compactThread } from "./maintenance.js";
 import { prepareTurn } from "./prepare-turn.js";
 import { type RecallRequest, type RecallResult, recall } from "./recall.js";
@@ -61,6 +62,11 @@ export interface ContextEngine {
     threadId: string,
     options?: { readonly planVersion?: number } & ExplainFilter,
   ): Promise<Explanation>;
+  /**
+   * Which of `ids` the thread's log holds (their seqs), its length and its last message id, read from the stores
+   * without loading the log: how a framework adapter tells what it appended already. An unknown thread is empty.
+   */
+  locateMessages(threadId: string, ids: ReadonlyArray<string>): Promise<MessageLocations>;
   /** Renders a committed plan version (default: the latest) to a provider request. */
   render<F extends ProviderFormat>(
     threadId: string,
@@ -123,6 +129,7 @@ export function createEngine(options: ContextEngineOptions, makeLoader?: LoaderF
     diff: (threadId: string, from: number, to: number) => diffThread(core, threadId, from, to),
     explain: (threadId: string, o?: { readonly planVersion?: number } & ExplainFilter) =>
       explainThread(core, threadId, o),
+    locateMessages: (threadId: string, ids: ReadonlyArray<string>) => locateMessages(core, threadId, ids),
     render: <F extends ProviderFormat>(threadId: string, o: RenderOptionsForThread<F>) =>
       renderThread(core, threadId, o),
     compact: (threadId: string, o?: CompactOptions) => compactThread(core, threadId, o),
