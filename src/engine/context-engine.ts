@@ -21,7 +21,7 @@ import { locateMessages, type MessageLocations } from "./locate-messages.js";
 import { type CompactOptions, type CompactResult, compactAllThreads, compactThread } from "./maintenance.js";
 import { prepareTurn } from "./prepare-turn.js";
 import { type RecallRequest, type RecallResult, recall } from "./recall.js";
-import { type ReplayResult, replayCall } from "./replay.js";
+import { type ReplayResult, replayCall, replayThreadCalls } from "./replay.js";
 import type { LoaderFactory } from "./thread-loader.js";
 import type { PreparedTurn, PrepareTurnOptions } from "./turn-options.js";
 
@@ -54,6 +54,11 @@ export interface ContextEngine {
   calibration(model: string): Promise<Calibration>;
   /** Re-renders a past call from the stores and checks its hash against what was sent. */
   replay(callId: string): Promise<ReplayResult>;
+  /**
+   * Replays every recorded call of a thread in call order (each result as `replay` gives it), reading the stored
+   * log and each plan version once for all of them: what an audit of a whole thread uses.
+   */
+  replayThread(threadId: string): AsyncIterable<ReplayResult>;
   /** What changed between two plan versions. */
   diff(threadId: string, fromVersion: number, toVersion: number): Promise<PlanDiffResult>;
   /** Per message, what a plan version (default: the latest) does with it. */
@@ -126,6 +131,7 @@ export function createEngine(options: ContextEngineOptions, makeLoader?: LoaderF
     recordUsage: (callId: string, usage: ModelUsage) => recordUsage(core, callId, usage),
     calibration: (model: string) => core.calibration.get(model),
     replay: (callId: string) => replayCall(core, callId),
+    replayThread: (threadId: string) => replayThreadCalls(core, threadId),
     diff: (threadId: string, from: number, to: number) => diffThread(core, threadId, from, to),
     explain: (threadId: string, o?: { readonly planVersion?: number } & ExplainFilter) =>
       explainThread(core, threadId, o),
