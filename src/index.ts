@@ -45,6 +45,7 @@ export type { ContextEngineOptions, RehydrationOptions, SummarizationMode } from
 export { engineSettingsSchema } from "./engine/engine-options.js";
 export type { ExplainRow, Explanation, MessageFate } from "./engine/explain.js";
 export { formatExplanation } from "./engine/explain.js";
+export type { MessageLocations } from "./engine/locate-messages.js";
 export type { LoggingEmitterOptions } from "./engine/logging-emitter.js";
 export { createLoggingEmitter } from "./engine/logging-emitter.js";
 export type { CompactOptions, CompactResult } from "./engine/maintenance.js";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultReportPath } from "../src/cli/report-command.js";
 import { createContextEngine } from "../src/context-engine.js";
-import { gatherReport } from "../src/report/index.js";
+import { gatherReport, partsText } from "../src/report/index.js";
 import { openSqliteStores } from "../src/stores/sqlite/index.js";
 import { runInProcess } from "./support/cli-run.js";
 import { buildReportThread } from "./support/report-thread.js";
@@ -49,6 +49,34 @@ describe("context-ledger report", () => {
       const data = await gatherReport({ engine, stores, database: db, onProgress }, thread);
       const total = data.plans.length + data.calls.length;
       expect(seen).toEqual(Array.from({ length: total }, (_, i) => [i + 1, total]));
+    } finally {
+      await stores.close();
+    }
+  });
+
+  it("embeds each distinct request message once; each call's runs expand to the request replay renders", async () => {
+    const longer = join(dir, "longer.db");
+    const { threadId, calls } = await buildReportThread(longer, { steps: 24, budget: 12_000 });
+    const stores = await openSqliteStores({ path: longer });
+    try {
+      const engine = createContextEngine({ stores, budget: { contextWindow: 1_000_000 } });
+      const data = await gatherReport({ engine, stores, database: longer }, threadId);
+      let sent = 0;
+      for (const call of data.calls) {
+        const replay = await engine.replay(call.callId);
+        const expanded = call.request.flatMap(([first, count]) => data.requests.slice(first, first + count));
+        expect(expanded.map(([role, kind, text, tokens]) => [role, kind, data.texts[text], tokens])).toEqual(
+          replay.prompt!.messages.map((m) => [m.role, m.provenance.kind, partsText(m.parts), m.tokens]),
+        );
+        sent += expanded.length;
+      }
+      expect(new Set(data.requests.map((m) => JSON.stringify(m))).size).toBe(data.requests.length);
+      // Messages sent again from call to call are embedded once, and a call's request is a few runs.
+      expect(data.calls).toHaveLength(calls);
+      expect(calls).toBeGreaterThan(20);
+      expect(data.requests.length).toBeLessThan(sent / 3);
+      const runs = data.calls.reduce((n, c) => n + c.request.length, 0);
+      expect(runs).toBeLessThan(sent / 2);
     } finally {
       await stores.close();
     }

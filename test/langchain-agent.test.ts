@@ -4,7 +4,13 @@
  * model receives is checked: valid (each call followed by its results), the very prompt the engine counted and
  * recorded (replay reproduces it), within the budget by the engine's counter, signed thinking untouched.
  */
-import { AIMessage, type BaseMessage, HumanMessage, type ToolMessage } from "@langchain/core/messages";
+import {
+  AIMessage,
+  type BaseMessage,
+  HumanMessage,
+  SystemMessage,
+  type ToolMessage,
+} from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { tool } from "@langchain/core/tools";
 import { createAgent } from "langchain";
@@ -17,6 +23,7 @@ import {
   createMessageCounter,
   createTokenizer,
   type PreparedTurn,
+  ValidationError,
   validateOpenAIChat,
 } from "../src/index.js";
 import {
@@ -271,5 +278,105 @@ describe("contextLedgerMiddleware in createAgent", () => {
     await run("Prompt B", [...b.messages, new HumanMessage("three")]);
     const systems = (await engine.explain("sys")).rows.filter((r) => r.role === "system");
     expect(systems.map((r) => r.preview)).toEqual(["Prompt A", "Prompt B"]);
+  });
+});
+
+describe("contextLedgerMiddleware's appends and options", () => {
+  const newEngine = () =>
+    createContextEngine({ stores: createMemoryStores(), counter, budget: { model: "gpt-4o" } });
+
+  /** Calls the middleware's model hook as the agent does, with `messages` as the state. */
+  async function modelCall(
+    middleware: ReturnType<typeof contextLedgerMiddleware>,
+    messages: BaseMessage[],
+    systemPrompt = SYSTEM,
+  ) {
+    const wrap = middleware.wrapModelCall!;
+    const request = {
+      model: fakeModel(),
+      messages,
+      systemMessage: new SystemMessage(systemPrompt),
+      tools: [],
+      state: { messages },
+      runtime: {},
+    };
+    return wrap(request as never, async () => new AIMessage({ id: `reply-${Math.random()}`, content: "ok" }));
+  }
+
+  it("two model calls at once on one thread append each message once", async () => {
+    const engine = newEngine();
+    const middleware = contextLedgerMiddleware({ engine, threadId: "both" });
+    const state = [
+      new HumanMessage({ id: "h1", content: "go" }),
+      new HumanMessage({ id: "h2", content: "on" }),
+    ];
+    await Promise.all([modelCall(middleware, state), modelCall(middleware, state)]);
+    // Two middlewares on one engine and thread take turns too (two agents, or two requests of a server).
+    const other = contextLedgerMiddleware({ engine, threadId: "both" });
+    const more = [...state, new HumanMessage({ id: "h3", content: "and" })];
+    await Promise.all([modelCall(middleware, more), modelCall(other, more)]);
+    const rows = (await engine.explain("both")).rows;
+    expect(rows.map((r) => r.id)).toEqual([expect.stringMatching(/^system-/), "h1", "h2", "h3"]);
+  });
+
+  it("asks the log only about messages new to it, never reading the whole log", async () => {
+    const stores = createMemoryStores();
+    const engine = createContextEngine({ stores, counter, budget: { model: "gpt-4o" } });
+    const asked: string[][] = [];
+    const watched: ContextEngine = {
+      ...engine,
+      explain: () => Promise.reject(new Error("the middleware read the whole log")),
+      locateMessages: (threadId, ids) => {
+        asked.push([...ids]);
+        return engine.locateMessages(threadId, ids);
+      },
+    };
+    const state = [new HumanMessage({ id: "h1", content: "go" })];
+    // Another process logged h1 already: it is found and not appended again.
+    await createContextEngine({ stores, counter, budget: { model: "gpt-4o" } }).append("t", [
+      { id: "h1", role: "user", parts: [{ type: "text", text: "go" }] },
+    ]);
+    const middleware = contextLedgerMiddleware({ engine: watched, threadId: "t" });
+    await modelCall(middleware, state);
+    await modelCall(middleware, [...state, new HumanMessage({ id: "h2", content: "on" })]);
+    expect(asked).toEqual([[expect.stringMatching(/^system-/), "h1"], ["h2"]]);
+    expect((await engine.explain("t")).rows.map((r) => r.id)).toEqual([
+      "h1",
+      expect.stringMatching(/^system-/),
+      "h2",
+    ]);
+  });
+
+  it.each([
+    [{ budjet: 100 }, "budjet", /budjet is not an option/],
+    [{ threadId: 42 }, "threadId", /threadId must be a non-empty string or a function/],
+    [{ threadId: "" }, "threadId", /threadId/],
+    [{ format: "gemini" }, "format", /format must be one of openai, responses, anthropic/],
+    [{ budget: "lots" }, "budget", /budget must be/],
+    [{ recordUsage: "no" }, "recordUsage", /recordUsage must be a boolean/],
+    [{ cacheThreads: -1 }, "cacheThreads", /cacheThreads must be a whole number/],
+    [{ onTurn: "log" }, "onTurn", /onTurn must be a function/],
+    [{ engine: { explain: () => undefined } }, "engine", /engine must be a context engine/],
+  ] as const)("refuses bad options when it is made: %j names %s", (bad, field, message) => {
+    const options = { engine: newEngine(), threadId: "t", ...bad };
+    let error: unknown;
+    try {
+      contextLedgerMiddleware(options as never);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).where.field).toBe(field);
+    expect((error as ValidationError).message).toMatch(message);
+  });
+
+  it("names a threadId function that returns no thread", async () => {
+    const middleware = contextLedgerMiddleware({ engine: newEngine(), threadId: () => undefined as never });
+    const error = await modelCall(middleware, [new HumanMessage({ id: "h1", content: "go" })]).catch(
+      (e) => e,
+    );
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error.where.field).toBe("threadId");
+    expect(error.message).toContain("option threadId returned undefined for this run");
   });
 });

@@ -13,6 +13,7 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createContextEngine } from "../src/context-engine.js";
 import type { MessageFate } from "../src/index.js";
+import { partsText } from "../src/report/index.js";
 import { openSqliteStores } from "../src/stores/sqlite/index.js";
 import { runInProcess } from "./support/cli-run.js";
 import { buildReportThread, HOSTILE_TEXT, REPORT_MARKER } from "./support/report-thread.js";
@@ -33,11 +34,16 @@ describe.runIf(executablePath === undefined && inCi)("the report's browser test 
   });
 });
 
+/** A text as the page's text block shows it before "show all": its first 600 characters. */
+const shown = (text: string) => (text.length > 600 ? `${text.slice(0, 600)} …` : text);
+
 /** Fate of one message at each call, as the engine's own explain says it. */
 interface ExpectedCall {
   readonly planVersion: number;
   readonly logSeq: number;
   readonly requestMessages: number;
+  readonly requestRoles: ReadonlyArray<string>;
+  /** Each request message's text as the page shows it (the first 600 characters of a longer one). */
   readonly requestTexts: ReadonlyArray<string>;
   readonly hidden: ReadonlyArray<{ readonly seq: number; readonly state: MessageFate }>;
   readonly markerFate: MessageFate;
@@ -78,7 +84,8 @@ describe.runIf(executablePath !== undefined)("the audit report in headless Chrom
           planVersion: record.planVersion,
           logSeq: record.logSeq,
           requestMessages: replay.prompt!.messages.length,
-          requestTexts: replay.prompt!.messages.map((m) => m.role),
+          requestRoles: replay.prompt!.messages.map((m) => m.role),
+          requestTexts: replay.prompt!.messages.map((m) => shown(partsText(m.parts))),
           hidden: explanation.rows
             .filter((r) => r.seq < record.logSeq && r.state !== "kept")
             .map((r) => ({ seq: r.seq, state: r.state })),
@@ -131,7 +138,9 @@ describe.runIf(executablePath !== undefined)("the audit report in headless Chrom
     await page.selectOption("#call-select", String(index));
     await expect.poll(() => page.locator("#request > li").count()).toBe(call.requestMessages);
     const roles = await page.locator("#request > li .head span:nth-child(2)").allTextContents();
-    expect(roles).toEqual(call.requestTexts);
+    expect(roles).toEqual(call.requestRoles);
+    const texts = await page.locator("#request > li pre.text").allTextContents();
+    expect(texts).toEqual(call.requestTexts);
     expect(await page.locator("#request .badge.summary, #request .badge.cleared").count()).toBeGreaterThan(0);
     const hidden = page.locator("#hidden > li");
     expect(await hidden.count()).toBe(call.hidden.length);
@@ -148,6 +157,18 @@ describe.runIf(executablePath !== undefined)("the audit report in headless Chrom
     await page.locator('#chart .call-mark[data-call="0"]').click();
     expect(await page.locator("#call-select").inputValue()).toBe("0");
     expect(await page.locator("#request > li").count()).toBe(expected[0]!.requestMessages);
+  });
+
+  it("shows every call's request as replay renders it, role and text", async () => {
+    for (const [index, call] of expected.entries()) {
+      await page.selectOption("#call-select", String(index));
+      await expect.poll(() => page.locator("#request > li").count()).toBe(call.requestMessages);
+      const roles = await page.locator("#request > li .head span:nth-child(2)").allTextContents();
+      expect(roles, `call ${index}`).toEqual(call.requestRoles);
+      expect(await page.locator("#request > li pre.text").allTextContents(), `call ${index}`).toEqual(
+        call.requestTexts,
+      );
+    }
   });
 
   it("search finds the message and lists its fate at every call", async () => {

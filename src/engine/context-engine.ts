@@ -17,10 +17,11 @@ import type { EngineCore } from "./engine-core.js";
 import type { ContextEngineOptions } from "./engine-options.js";
 import { createEngineCore } from "./engine-setup.js";
 import type { ExplainFilter, Explanation } from "./explain.js";
+import { locateMessages, type MessageLocations } from "./locate-messages.js";
 import { type CompactOptions, type CompactResult, compactAllThreads, compactThread } from "./maintenance.js";
 import { prepareTurn } from "./prepare-turn.js";
 import { type RecallRequest, type RecallResult, recall } from "./recall.js";
-import { type ReplayResult, replayCall } from "./replay.js";
+import { type ReplayResult, replayCall, replayThreadCalls } from "./replay.js";
 import type { LoaderFactory } from "./thread-loader.js";
 import type { PreparedTurn, PrepareTurnOptions } from "./turn-options.js";
 
@@ -53,6 +54,11 @@ export interface ContextEngine {
   calibration(model: string): Promise<Calibration>;
   /** Re-renders a past call from the stores and checks its hash against what was sent. */
   replay(callId: string): Promise<ReplayResult>;
+  /**
+   * Replays every recorded call of a thread in call order (each result as `replay` gives it), reading the stored
+   * log and each plan version once for all of them: what an audit of a whole thread uses.
+   */
+  replayThread(threadId: string): AsyncIterable<ReplayResult>;
   /** What changed between two plan versions. */
   diff(threadId: string, fromVersion: number, toVersion: number): Promise<PlanDiffResult>;
   /** Per message, what a plan version (default: the latest) does with it. */
@@ -61,6 +67,11 @@ export interface ContextEngine {
     threadId: string,
     options?: { readonly planVersion?: number } & ExplainFilter,
   ): Promise<Explanation>;
+  /**
+   * Which of `ids` the thread's log holds (their seqs), its length and its last message id, read from the stores
+   * without loading the log: how a framework adapter tells what it appended already. An unknown thread is empty.
+   */
+  locateMessages(threadId: string, ids: ReadonlyArray<string>): Promise<MessageLocations>;
   /** Renders a committed plan version (default: the latest) to a provider request. */
   render<F extends ProviderFormat>(
     threadId: string,
@@ -120,9 +131,11 @@ export function createEngine(options: ContextEngineOptions, makeLoader?: LoaderF
     recordUsage: (callId: string, usage: ModelUsage) => recordUsage(core, callId, usage),
     calibration: (model: string) => core.calibration.get(model),
     replay: (callId: string) => replayCall(core, callId),
+    replayThread: (threadId: string) => replayThreadCalls(core, threadId),
     diff: (threadId: string, from: number, to: number) => diffThread(core, threadId, from, to),
     explain: (threadId: string, o?: { readonly planVersion?: number } & ExplainFilter) =>
       explainThread(core, threadId, o),
+    locateMessages: (threadId: string, ids: ReadonlyArray<string>) => locateMessages(core, threadId, ids),
     render: <F extends ProviderFormat>(threadId: string, o: RenderOptionsForThread<F>) =>
       renderThread(core, threadId, o),
     compact: (threadId: string, o?: CompactOptions) => compactThread(core, threadId, o),

@@ -1,4 +1,5 @@
 import { LedgerError, NotFoundError } from "../errors/ledger-error.js";
+import type { Message } from "../log/message.js";
 import { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import {
@@ -67,7 +68,119 @@ export function replayCall(core: EngineCore, callId: string): Promise<ReplayResu
   });
 }
 
-async function replayRecord(core: EngineCore, record: ModelCallRecord): Promise<ReplayResult> {
+/** Where a replay reads the stored log and plans: per call from the stores, or shared by a thread's replays. */
+interface ReplaySource {
+  log(record: ModelCallRecord): Promise<StoredLog>;
+  plan(threadId: string, version: number): Promise<CompactionPlan>;
+}
+
+/** The stored log up to a call's seq, or why there is none, and every sign of tampering found on the way. */
+interface StoredLog {
+  readonly log?: ThreadLog;
+  readonly problems: ReadonlyArray<string>;
+}
+
+/** Reads everything per call. */
+function storeSource(core: EngineCore): ReplaySource {
+  return {
+    log: (record) => storedLog(core, record),
+    plan: (threadId, version) => core.stores.plans.get(threadId, version),
+  };
+}
+
+/**
+ * Replays every recorded call of a thread, in call order, reading the stored log once (each call renders its
+ * prefix, built up as the calls go) and each plan version once: a thread of hundreds of calls costs one read of
+ * its log rather than one per call. Each result is what `replay` returns for that call.
+ */
+export async function* replayThreadCalls(core: EngineCore, threadId: string): AsyncGenerator<ReplayResult> {
+  const records = await core.stores.calls.list(threadId);
+  const upTo = records.reduce((most, r) => Math.max(most, r.logSeq), 0);
+  const shared = sharedSource(core, threadId, upTo);
+  for (const record of records) {
+    const result = await replayRecord(core, record, shared);
+    core.events.emit("replayed", record.threadId, {
+      callId: record.callId,
+      ok: result.ok,
+      ...(result.mismatch === undefined ? {} : { mismatch: result.mismatch }),
+    });
+    yield result;
+  }
+}
+
+/** A source that reads the thread's stored log once (up to `upTo`) and each plan version once. */
+function sharedSource(core: EngineCore, threadId: string, upTo: number): ReplaySource {
+  const plans = new Map<number, Promise<CompactionPlan>>();
+  let whole: Promise<WholeLog> | undefined;
+  return {
+    log: async (record) => (await (whole ??= readWholeLog(core, threadId, upTo))).at(record.logSeq),
+    plan: (id, version) => {
+      let plan = plans.get(version);
+      if (plan === undefined) {
+        plan = core.stores.plans.get(id, version);
+        plans.set(version, plan);
+      }
+      return plan;
+    },
+  };
+}
+
+/** A thread's stored log read once, handing out the prefix each call saw. */
+interface WholeLog {
+  at(logSeq: number): StoredLog;
+}
+
+async function readWholeLog(core: EngineCore, threadId: string, upTo: number): Promise<WholeLog> {
+  const entries = await core.stores.log.read(threadId, 0, upTo);
+  const problemSeqs: Array<readonly [number, string]> = [];
+  // Prefixes are built in order of length, each extending the last (log values are persistent).
+  const prefixes = new Map<number, StoredLog>();
+  let log = ThreadLog.empty(threadId);
+  let broken: string | undefined;
+  const prefix = (logSeq: number): StoredLog => {
+    if (entries.length < logSeq) {
+      return { problems: [`the log holds ${entries.length} of the ${logSeq} messages the call saw`] };
+    }
+    if (broken === undefined && log.length < logSeq) {
+      const from = log.length;
+      try {
+        log = log.append(entries.slice(from, logSeq).map((e) => inputOf(e.message)));
+      } catch (error) {
+        broken = `the stored log is no longer a valid log: ${messageOf(error)}`;
+      }
+      if (broken === undefined) {
+        for (let seq = from; seq < logSeq; seq++) {
+          for (const problem of tampering(entries[seq]!.message, seq, log)) problemSeqs.push([seq, problem]);
+        }
+      }
+    }
+    if (broken !== undefined && log.length < logSeq) return { problems: [broken] };
+    const problems = problemSeqs.filter(([seq]) => seq < logSeq).map(([, p]) => p);
+    // A shorter prefix than the longest built so far: the same log value cut is not at hand, so build it.
+    const value =
+      log.length === logSeq
+        ? log
+        : ThreadLog.empty(threadId).append(entries.slice(0, logSeq).map((e) => inputOf(e.message)));
+    return { log: value, problems };
+  };
+  return {
+    at(logSeq) {
+      let stored = prefixes.get(logSeq);
+      if (stored === undefined) {
+        stored = prefix(logSeq);
+        prefixes.clear(); // calls come in log order: only the latest prefix is asked again
+        prefixes.set(logSeq, stored);
+      }
+      return stored;
+    },
+  };
+}
+
+async function replayRecord(
+  core: EngineCore,
+  record: ModelCallRecord,
+  source: ReplaySource = storeSource(core),
+): Promise<ReplayResult> {
   const base = {
     callId: record.callId,
     threadId: record.threadId,
@@ -85,11 +198,11 @@ async function replayRecord(core: EngineCore, record: ModelCallRecord): Promise<
   });
   if (!FORMATS.includes(record.format))
     return fail(`unknown request format ${JSON.stringify(record.format)}`, []);
-  const stored = await storedLog(core, record);
+  const stored = await source.log(record);
   if (stored.log === undefined) return fail(stored.problems[0]!, stored.problems);
   let plan: CompactionPlan;
   try {
-    plan = await core.stores.plans.get(record.threadId, record.planVersion);
+    plan = await source.plan(record.threadId, record.planVersion);
   } catch (error) {
     return fail(`plan version ${record.planVersion} cannot be read: ${messageOf(error)}`, stored.problems);
   }
@@ -129,10 +242,7 @@ async function replayRecord(core: EngineCore, record: ModelCallRecord): Promise<
 }
 
 /** The stored log up to the call's seq, with every sign of tampering found on the way. */
-async function storedLog(
-  core: EngineCore,
-  record: ModelCallRecord,
-): Promise<{ log?: ThreadLog; problems: ReadonlyArray<string> }> {
+async function storedLog(core: EngineCore, record: ModelCallRecord): Promise<StoredLog> {
   const entries = await core.stores.log.read(record.threadId, 0, record.logSeq);
   if (entries.length < record.logSeq) {
     return { problems: [`the log holds ${entries.length} of the ${record.logSeq} messages the call saw`] };
@@ -145,16 +255,22 @@ async function storedLog(
   }
   const problems: string[] = [];
   entries.forEach((entry, seq) => {
-    const message = entry.message;
-    if (message.seq !== seq)
-      problems.push(`message ${JSON.stringify(message.id)} is stored at seq ${seq} but says ${message.seq}`);
-    if (log.at(seq)!.hash !== message.hash) {
-      problems.push(
-        `message ${JSON.stringify(message.id)} (seq ${seq}) no longer matches the content hash stored with it: it was changed after it was appended`,
-      );
-    }
+    problems.push(...tampering(entry.message, seq, log));
   });
   return { log, problems };
+}
+
+/** What is wrong with a stored message against the log rebuilt from the stored ones (nothing, mostly). */
+function tampering(message: Message, seq: number, log: ThreadLog): string[] {
+  const problems: string[] = [];
+  if (message.seq !== seq)
+    problems.push(`message ${JSON.stringify(message.id)} is stored at seq ${seq} but says ${message.seq}`);
+  if (log.at(seq)!.hash !== message.hash) {
+    problems.push(
+      `message ${JSON.stringify(message.id)} (seq ${seq}) no longer matches the content hash stored with it: it was changed after it was appended`,
+    );
+  }
+  return problems;
 }
 
 function messageOf(error: unknown): string {

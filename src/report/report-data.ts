@@ -1,11 +1,12 @@
 /**
  * Gathers what the audit report shows of one thread from the engine's audit views: every recorded model call
  * (replayed, so its request is the one the model saw), every plan version's fate for each message (from
- * `explain`), and the log itself. Everything is embedded once: texts are interned, each call's request refers
- * to them, and a plan version is stored as its changes against the version before it (which is also the
- * report's plan diff).
+ * `explain`), and the log itself. Everything is embedded once: texts are interned; so is each distinct request
+ * message (a message kept verbatim is the same in every call that sends it), and a call's request is runs of
+ * those; a plan version is stored as its changes against the version before it (also the report's plan diff).
+ * The page therefore grows with what changes from call to call, not with calls × messages.
  */
-import type { ContextEngine, MessageFate, Stores } from "../index.js";
+import type { ContextEngine, MessageFate, ReplayResult, Stores } from "../index.js";
 import { NotFoundError } from "../index.js";
 import type { Part } from "../log/message.js";
 import type { RenderedMessage } from "../render/rendered-prompt.js";
@@ -50,7 +51,8 @@ export interface ReportCall {
   /** Whether the re-rendered request hashes as recorded; `mismatch` says why not. */
   readonly verified: boolean;
   readonly mismatch?: string;
-  readonly request: ReadonlyArray<ReportRequestMessage>;
+  /** The request's messages: runs `[first, count]` of consecutive indexes into `ReportData.requests`. */
+  readonly request: ReadonlyArray<readonly [first: number, count: number]>;
 }
 
 /** Everything the report page renders, JSON-serializable. */
@@ -60,6 +62,8 @@ export interface ReportData {
   readonly texts: ReadonlyArray<string>;
   readonly actions: ReadonlyArray<ReportAction>;
   readonly messages: ReadonlyArray<ReportMessage>;
+  /** Every distinct request message of the thread's calls, each once. */
+  readonly requests: ReadonlyArray<ReportRequestMessage>;
   readonly plans: ReadonlyArray<ReportPlan>;
   readonly calls: ReadonlyArray<ReportCall>;
 }
@@ -134,10 +138,13 @@ export async function gatherReport(source: ReportSource, threadId: string): Prom
   const total = versions.length + records.length;
   const progress = (done: number) => source.onProgress?.(done, total);
   const plans = await planVersions(engine, threadId, versions, actions, messages, progress);
+  const requests = new Interner<ReportRequestMessage>((m) => JSON.stringify(m));
   const calls: ReportCall[] = [];
-  for (const [i, record] of records.entries()) {
-    calls.push(await reportCall(engine, record, i + 1, texts, seqOf));
-    progress(versions.length + i + 1);
+  // One pass over the thread's calls, reading the stored log and each plan version once for all of them.
+  for await (const replay of engine.replayThread(threadId)) {
+    const record = replay.record ?? records[calls.length]!;
+    calls.push(reportCall(replay, record, calls.length + 1, { texts, requests, seqOf }));
+    progress(versions.length + calls.length);
   }
   return {
     threadId,
@@ -145,6 +152,7 @@ export async function gatherReport(source: ReportSource, threadId: string): Prom
     texts: texts.values,
     actions: actions.values,
     messages,
+    requests: requests.values,
     plans,
     calls,
   };
@@ -195,21 +203,38 @@ async function versionsOf(
   return [...new Set([0, ...committed, ...records.map((r) => r.planVersion)])].sort((a, b) => a - b);
 }
 
-async function reportCall(
-  engine: ContextEngine,
+/** Where a call's request messages go: texts and request messages interned, log seqs by message id. */
+interface RequestTables {
+  readonly texts: Interner<string>;
+  readonly requests: Interner<ReportRequestMessage>;
+  readonly seqOf: ReadonlyMap<string, number>;
+}
+
+/** Indexes as runs `[first, count]` of consecutive values. */
+function runsOf(indexes: ReadonlyArray<number>): Array<readonly [number, number]> {
+  const runs: Array<[number, number]> = [];
+  for (const i of indexes) {
+    const last = runs.at(-1);
+    if (last !== undefined && last[0] + last[1] === i) last[1]++;
+    else runs.push([i, 1]);
+  }
+  return runs;
+}
+
+function reportCall(
+  replay: ReplayResult,
   record: ModelCallRecord,
   number: number,
-  texts: Interner<string>,
-  seqOf: ReadonlyMap<string, number>,
-): Promise<ReportCall> {
-  const replay = await engine.replay(record.callId);
+  tables: RequestTables,
+): ReportCall {
   const rendered: ReadonlyArray<RenderedMessage> = replay.prompt?.messages ?? [];
-  const request = rendered.map((m): ReportRequestMessage => {
+  const indexes = rendered.map((m) => {
     const sources = m.provenance.sourceIds.flatMap((id) => {
-      const seq = seqOf.get(id);
+      const seq = tables.seqOf.get(id);
       return seq === undefined ? [] : [seq];
     });
-    return [m.role, m.provenance.kind, texts.add(partsText(m.parts)), m.tokens, sources];
+    const text = tables.texts.add(partsText(m.parts));
+    return tables.requests.add([m.role, m.provenance.kind, text, m.tokens, sources]);
   });
   return {
     callId: record.callId,
@@ -224,6 +249,6 @@ async function reportCall(
     ...(record.budget === undefined ? {} : { budget: record.budget }),
     verified: replay.ok,
     ...(replay.mismatch === undefined ? {} : { mismatch: replay.mismatch }),
-    request,
+    request: runsOf(indexes),
   };
 }

@@ -12,6 +12,7 @@ function data(text: string): ReportData {
     texts: [text],
     actions: [["cleared", "toolResultRetention", "older than 2 turns"]],
     messages: [["m1", "user", 0, 12]],
+    requests: [],
     plans: [
       { version: 0, changes: [] },
       { version: 1, changes: [[0, 0]] },

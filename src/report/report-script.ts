@@ -3,6 +3,35 @@
  * builds a call's view, a search's results and a plan's changes only when asked, so a thread of hundreds of
  * calls stays quick. Every text from the log goes into the page through `textContent`, never as markup.
  */
+/**
+ * Case-insensitive matching that knows where a match is in the original text. Lower-casing a whole string may
+ * change its length ("İ" lower-cases to two code units), so an offset found in the lower-cased text is not an
+ * offset in the text: `fold` lower-cases one code point at a time and keeps, for each code unit it writes, the
+ * offset of the code point it came from; `foldedMatch` maps a match back through it. Plain JavaScript, inlined in
+ * the page and tested on its own (report-script.test.ts).
+ */
+export const FOLD_SEARCH = `
+  function fold(text) {
+    var out = "", from = [], i = 0;
+    while (i < text.length) {
+      var cp = text.codePointAt(i), ch = String.fromCodePoint(cp), low = ch.toLowerCase();
+      for (var k = 0; k < low.length; k++) from.push(i);
+      out += low;
+      i += ch.length;
+    }
+    from.push(text.length);
+    return { text: out, from: from };
+  }
+  // [start, end) of the first match of the folded query in text (both offsets in text), or [0, 0].
+  function foldedMatch(text, foldedQuery) {
+    var folded = fold(text), at = folded.text.indexOf(foldedQuery);
+    if (at < 0 || foldedQuery.length === 0) return [0, 0];
+    var last = folded.from[at + foldedQuery.length - 1];
+    var end = last + String.fromCodePoint(text.codePointAt(last)).length;
+    return [folded.from[at], end];
+  }
+`;
+
 export const REPORT_SCRIPT = `
 (function () {
   "use strict";
@@ -26,19 +55,27 @@ export const REPORT_SCRIPT = `
   function badge(word) { return el("span", "badge " + word, word); }
   function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
 
-  // Fates per plan version: an Int32Array of action indexes by seq (-1 kept), built by replaying each
-  // version's changes over the one before it.
-  var fatesByVersion = new Map();
-  (function () {
-    var current = new Int32Array(messages.length).fill(-1);
-    data.plans.forEach(function (plan) {
-      current = current.slice();
-      plan.changes.forEach(function (c) { current[c[0]] = c[1]; });
-      fatesByVersion.set(plan.version, current);
-    });
-  })();
-  function fatesOf(version) {
-    return fatesByVersion.get(version) || new Int32Array(messages.length).fill(-1);
+  // Fates per message: the plan versions at which a message's fate changed, as pairs [plan index, action]
+  // (-1 kept), so the page holds what changed rather than one array of every message per version.
+  var planIndex = new Map();
+  data.plans.forEach(function (plan, index) { planIndex.set(plan.version, index); });
+  var timelines = [];
+  data.plans.forEach(function (plan, index) {
+    plan.changes.forEach(function (c) { (timelines[c[0]] || (timelines[c[0]] = [])).push(index, c[1]); });
+  });
+  // The action on message seq under plan version: the last change at or before that version's index.
+  function fateAt(seq, version) {
+    var target = planIndex.get(version), line = timelines[seq];
+    if (target === undefined || line === undefined) return -1;
+    var lo = 0, hi = line.length / 2;
+    while (lo < hi) { var mid = (lo + hi) >> 1; if (line[2 * mid] <= target) lo = mid + 1; else hi = mid; }
+    return lo === 0 ? -1 : line[2 * lo - 1];
+  }
+  // A call's request messages, from its runs of indexes into the thread's distinct request messages.
+  function requestOf(c) {
+    var out = [];
+    c.request.forEach(function (run) { for (var k = 0; k < run[1]; k++) out.push(data.requests[run[0] + k]); });
+    return out;
   }
   function fateWord(action) { return action < 0 ? "kept" : actions[action][0]; }
   function why(action) {
@@ -208,28 +245,30 @@ export const REPORT_SCRIPT = `
     info.appendChild(el("span", c.verified ? "ok" : "bad", c.verified ? "Replay verified: same request hash." : "Replay does not match: " + (c.mismatch || "unknown reason")));
     var request = document.getElementById("request");
     request.textContent = "";
-    c.request.forEach(function (m, index) { request.appendChild(requestItem(m, index)); });
+    var sent = requestOf(c);
+    sent.forEach(function (m, index) { request.appendChild(requestItem(m, index)); });
     var hidden = document.getElementById("hidden");
     hidden.textContent = "";
-    var fates = fatesOf(c.planVersion);
     var counts = {};
     for (var seq = 0; seq < c.logSeq && seq < messages.length; seq++) {
-      if (fates[seq] < 0) continue;
-      var word = fateWord(fates[seq]);
+      var action = fateAt(seq, c.planVersion);
+      if (action < 0) continue;
+      var word = fateWord(action);
       counts[word] = (counts[word] || 0) + 1;
-      hidden.appendChild(hiddenItem(seq, fates[seq]));
+      hidden.appendChild(hiddenItem(seq, action));
     }
     var words = Object.keys(counts).map(function (w) { return counts[w] + " " + w; });
     document.getElementById("hidden-count").textContent = words.length === 0 ? "none: every log message was sent as it is" : words.join(", ");
-    document.getElementById("request-count").textContent = plural(c.request.length, "message");
+    document.getElementById("request-count").textContent = plural(sent.length, "message");
   }
 
   // Search: every log message holding the text, and its fate at each call, as runs of calls.
+${FOLD_SEARCH}
   var lowered = null;
   function fateRuns(seq) {
     var runs = [];
     calls.forEach(function (c, i) {
-      var key = seq >= c.logSeq ? "absent" : String(fatesOf(c.planVersion)[seq]);
+      var key = seq >= c.logSeq ? "absent" : String(fateAt(seq, c.planVersion));
       var last = runs[runs.length - 1];
       if (last && last.key === key) last.to = i;
       else runs.push({ key: key, from: i, to: i });
@@ -244,9 +283,9 @@ export const REPORT_SCRIPT = `
   function search(query) {
     var out = document.getElementById("search-results");
     out.textContent = "";
-    var q = query.trim().toLowerCase();
+    var q = fold(query.trim()).text;
     if (q.length < 2) return;
-    if (lowered === null) lowered = messages.map(function (m) { return texts[m[2]].toLowerCase(); });
+    if (lowered === null) lowered = messages.map(function (m) { return fold(texts[m[2]]).text; });
     var hits = [];
     lowered.forEach(function (t, seq) { if (t.indexOf(q) >= 0) hits.push(seq); });
     out.appendChild(el("p", "muted search-count", hits.length === 0 ? "no log message holds this text" : plural(hits.length, "log message") + (hits.length === 1 ? " holds" : " hold") + " this text" + (hits.length > 50 ? " (the first 50 shown)" : "")));
@@ -257,12 +296,15 @@ export const REPORT_SCRIPT = `
       var head = el("div", "head");
       head.appendChild(el("strong", null, "#" + seq + " " + msg[0] + " (" + msg[1] + ")"));
       box.appendChild(head);
-      var at = lowered[seq].indexOf(q);
-      var start = Math.max(0, at - 80), end = Math.min(text.length, at + q.length + 80);
+      // Where the match is in the text itself: lower-casing may change a text's length ("İ" becomes two
+      // code units), so offsets in the folded text are mapped back.
+      var span = foldedMatch(text, q);
+      var at = span[0], until = span[1];
+      var start = Math.max(0, at - 80), end = Math.min(text.length, until + 80);
       var snippet = el("div", "snippet");
       snippet.appendChild(document.createTextNode((start > 0 ? "…" : "") + text.slice(start, at)));
-      snippet.appendChild(el("mark", null, text.slice(at, at + q.length)));
-      snippet.appendChild(document.createTextNode(text.slice(at + q.length, end) + (end < text.length ? "…" : "")));
+      snippet.appendChild(el("mark", null, text.slice(at, until)));
+      snippet.appendChild(document.createTextNode(text.slice(until, end) + (end < text.length ? "…" : "")));
       box.appendChild(snippet);
       var list = el("ul", "fate-runs");
       fateRuns(seq).forEach(function (run) {

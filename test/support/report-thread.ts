@@ -44,7 +44,8 @@ export async function buildReportThread(
           {
             type: "tool_result",
             callId: "pc1",
-            content: `${REPORT_MARKER}\n${"ops log line\n".repeat(200)}`,
+            // "İ" lower-cases to two code units: the search must still mark the marker itself.
+            content: `İİİ İZMİR ops: ${REPORT_MARKER}\n${"ops log line\n".repeat(200)}`,
           },
         ],
       },

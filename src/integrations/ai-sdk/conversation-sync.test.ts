@@ -2,7 +2,7 @@ import type { ModelMessage } from "ai";
 import { describe, expect, it } from "vitest";
 import { simpleCounter } from "../../../test/support/simple-counter.js";
 import { createContextEngine, createMemoryStores, ValidationError } from "../../index.js";
-import { ConversationSync, entriesOf } from "./conversation-sync.js";
+import { ConversationSync, conversationOf } from "./conversation-sync.js";
 
 const newEngine = () =>
   createContextEngine({
@@ -34,40 +34,44 @@ describe("ConversationSync", () => {
     const engine = newEngine();
     const sync = new ConversationSync(engine, "t");
     const steps = [[user("task")], [user("task"), call("c1"), result("c1")]];
-    expect(await sync.sync(entriesOf(undefined, steps[0]!))).toEqual({ appended: 1 });
-    expect(await sync.sync(entriesOf(undefined, steps[1]!))).toEqual({ appended: 2 });
-    expect(await sync.sync(entriesOf(undefined, steps[1]!))).toEqual({ appended: 0 });
+    expect(await sync.sync(conversationOf(undefined, steps[0]!))).toEqual({ appended: 1 });
+    expect(await sync.sync(conversationOf(undefined, steps[1]!))).toEqual({ appended: 2 });
+    expect(await sync.sync(conversationOf(undefined, steps[1]!))).toEqual({ appended: 0 });
     expect((await logOf(engine)).previews).toEqual(["task", 'search({"q":"c1"})', "rc1"]);
   });
 
   it("a new run that resends the history appends only what is new, the last reply of the earlier run included", async () => {
     const engine = newEngine();
     const first = [user("task"), call("c1"), result("c1")];
-    await new ConversationSync(engine, "t").sync(entriesOf("sys", first));
+    await new ConversationSync(engine, "t").sync(conversationOf("sys", first));
     const before = await logOf(engine);
     const second = [...first, reply("done"), user("and now?")];
     const again = new ConversationSync(engine, "t");
-    expect(await again.sync(entriesOf("sys", second))).toEqual({ appended: 2 });
+    expect(await again.sync(conversationOf("sys", second))).toEqual({ appended: 2 });
     const after = await logOf(engine);
     expect(after.ids.slice(0, before.ids.length)).toEqual(before.ids);
     expect(after.previews).toEqual(["sys", "task", 'search({"q":"c1"})', "rc1", "done", "and now?"]);
     // Resent once more, whole: nothing new.
-    expect(await new ConversationSync(engine, "t").sync(entriesOf("sys", second))).toEqual({ appended: 0 });
+    expect(await new ConversationSync(engine, "t").sync(conversationOf("sys", second))).toEqual({
+      appended: 0,
+    });
   });
 
   it("a new run that sends only its new messages appends them after the log, even when they repeat earlier text", async () => {
     const engine = newEngine();
     const sync = new ConversationSync(engine, "t");
-    await sync.sync(entriesOf("sys", [user("start"), reply("ok")]));
+    await sync.sync(conversationOf("sys", [user("start"), reply("ok")]));
     for (const run of [1, 2]) {
       const fresh = new ConversationSync(engine, "t");
-      expect(await fresh.sync(entriesOf("sys", [user("continue")])), `run ${run}`).toEqual({ appended: 1 });
-      expect(await fresh.sync(entriesOf("sys", [user("continue"), reply(`step ${run}`)]))).toEqual({
+      expect(await fresh.sync(conversationOf("sys", [user("continue")])), `run ${run}`).toEqual({
+        appended: 1,
+      });
+      expect(await fresh.sync(conversationOf("sys", [user("continue"), reply(`step ${run}`)]))).toEqual({
         appended: 1,
       });
     }
     // The same helper reused for the next run (an agent's generate called again) does the same.
-    expect(await sync.sync(entriesOf("sys", [user("continue")]))).toEqual({ appended: 1 });
+    expect(await sync.sync(conversationOf("sys", [user("continue")]))).toEqual({ appended: 1 });
     expect((await logOf(engine)).previews).toEqual([
       "sys",
       "start",
@@ -82,9 +86,13 @@ describe("ConversationSync", () => {
 
   it("refuses a conversation that rewrote history the log holds, naming the message, and appends nothing", async () => {
     const engine = newEngine();
-    await new ConversationSync(engine, "t").sync(entriesOf(undefined, [user("a"), reply("b"), user("c")]));
+    await new ConversationSync(engine, "t").sync(
+      conversationOf(undefined, [user("a"), reply("b"), user("c")]),
+    );
     const edited = [user("a"), reply("B!"), user("c")];
-    const error = await new ConversationSync(engine, "t").sync(entriesOf(undefined, edited)).catch((e) => e);
+    const error = await new ConversationSync(engine, "t")
+      .sync(conversationOf(undefined, edited))
+      .catch((e) => e);
     expect(error).toBeInstanceOf(ValidationError);
     expect(error.where).toEqual({ threadId: "t", index: 1, field: "messages" });
     expect(error.message).toContain("needs a new thread");
@@ -105,7 +113,7 @@ describe("ConversationSync", () => {
       },
       { role: "tool", content: [{ type: "tool-approval-response", approvalId: "a1", approved: true }] },
     ];
-    expect(await sync.sync(entriesOf(undefined, conversation))).toEqual({ appended: 2 });
+    expect(await sync.sync(conversationOf(undefined, conversation))).toEqual({ appended: 2 });
     const next = [
       ...conversation,
       {
@@ -120,7 +128,9 @@ describe("ConversationSync", () => {
         ],
       },
     ];
-    expect(await new ConversationSync(engine, "t").sync(entriesOf(undefined, next))).toEqual({ appended: 1 });
+    expect(await new ConversationSync(engine, "t").sync(conversationOf(undefined, next))).toEqual({
+      appended: 1,
+    });
     expect((await logOf(engine)).ids).toHaveLength(3);
   });
 
@@ -128,9 +138,9 @@ describe("ConversationSync", () => {
     const engine = newEngine();
     const sync = new ConversationSync(engine, "t");
     const orphan = [user("x"), result("nope")];
-    await expect(sync.sync(entriesOf(undefined, orphan))).rejects.toThrow(ValidationError);
+    await expect(sync.sync(conversationOf(undefined, orphan))).rejects.toThrow(ValidationError);
     await expect(engine.explain("t")).rejects.toThrow("append");
-    expect(await sync.sync(entriesOf(undefined, [user("x"), call("c"), result("c")]))).toEqual({
+    expect(await sync.sync(conversationOf(undefined, [user("x"), call("c"), result("c")]))).toEqual({
       appended: 3,
     });
   });
@@ -149,5 +159,34 @@ describe("ConversationSync", () => {
       }),
     ]);
     expect(order).toEqual(["first", "second"]);
+  });
+
+  it("two syncs of one engine and thread take turns: a conversation seen by both is appended once", async () => {
+    const engine = newEngine();
+    const a = new ConversationSync(engine, "t");
+    const b = new ConversationSync(engine, "t");
+    const conversation = [user("task"), call("c1"), result("c1")];
+    const results = await Promise.all([
+      a.serialized(() => a.sync(conversationOf("sys", conversation))),
+      b.serialized(() => b.sync(conversationOf("sys", conversation))),
+    ]);
+    expect(results.map((r) => r.appended)).toEqual([4, 0]);
+    expect((await logOf(engine)).previews).toEqual(["sys", "task", 'search({"q":"c1"})', "rc1"]);
+  });
+
+  it("a conversation that goes on from the last one is converted only where it is new", async () => {
+    const engine = newEngine();
+    const sync = new ConversationSync(engine, "t");
+    const copy = () => [user("task"), call("c1"), result("c1"), reply("r1")].map((m) => structuredClone(m));
+    await sync.sync(conversationOf(undefined, copy()));
+    // Fresh objects each call (as the SDK hands a middleware); reading a middle one would throw.
+    const poisoned = copy();
+    poisoned[1] = new Proxy(poisoned[1]!, {
+      get: () => {
+        throw new Error("the middle of the synced history was read again");
+      },
+    });
+    expect(await sync.sync(conversationOf(undefined, [...poisoned, user("next")]))).toEqual({ appended: 1 });
+    expect((await logOf(engine)).previews.at(-1)).toBe("next");
   });
 });

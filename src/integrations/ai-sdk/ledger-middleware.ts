@@ -3,7 +3,7 @@
  * call the model gets — from any SDK function, step after step — first appends to the thread what its prompt
  * added since the last call, then goes out with the engine's compacted prompt in place of the whole history.
  */
-import { ConversationSync, entriesOf } from "./conversation-sync.js";
+import { ConversationSync, conversationOf } from "./conversation-sync.js";
 import { checkOptions, type LedgerOptions, turnOptions } from "./ledger-options.js";
 import type { LanguageModelMiddleware } from "./sdk-types.js";
 import { toLanguageModelPrompt } from "./to-model-messages.js";
@@ -31,7 +31,7 @@ export function contextLedgerMiddleware(options: LedgerMiddlewareOptions): Langu
     specificationVersion: "v3",
     transformParams: ({ params, model }) =>
       sync.serialized(async () => {
-        await sync.sync(entriesOf(undefined, params.prompt));
+        await sync.sync(conversationOf(undefined, params.prompt));
         const turn = await options.engine.prepareTurn(
           options.threadId,
           turnOptions(

@@ -3,14 +3,14 @@
  * option fails at once, not at the first model call), and the render format a model's provider takes.
  */
 import { z } from "zod";
-import {
-  type BudgetInput,
-  type ContextEngine,
-  type PreparedTurn,
-  type ProviderFormat,
-  type ToolDefinition,
-  ValidationError,
+import type {
+  BudgetInput,
+  ContextEngine,
+  PreparedTurn,
+  ProviderFormat,
+  ToolDefinition,
 } from "../../index.js";
+import { checkWingOptions, nonEmptyString } from "../wing-options.js";
 import type { LanguageModel } from "./sdk-types.js";
 
 /** What both helpers take. */
@@ -33,43 +33,18 @@ export interface LedgerOptions {
   readonly onTurn?: (turn: PreparedTurn) => void | Promise<void>;
 }
 
-const FORMATS = ["openai", "responses", "anthropic"] as const;
-
-function isEngine(value: unknown): value is ContextEngine {
-  const engine = value as Partial<Record<keyof ContextEngine, unknown>> | null;
-  return (
-    typeof engine?.append === "function" &&
-    typeof engine.prepareTurn === "function" &&
-    typeof engine.explain === "function"
-  );
-}
-
-const optionShapes = {
-  engine: z.custom<ContextEngine>(isEngine, { error: "must be a context engine (createContextEngine)" }),
-  threadId: z.string({ error: "must be a non-empty string" }).min(1, "must be a non-empty string"),
-  format: z.enum(FORMATS, { error: `must be one of ${FORMATS.join(", ")}` }).optional(),
-  budget: z.unknown().optional(),
-  model: z.string({ error: "must be a non-empty string" }).min(1, "must be a non-empty string").optional(),
+/** The options both helpers take beyond the wings' shared ones. */
+const ledgerShapes = {
+  threadId: nonEmptyString,
   cacheControl: z.boolean({ error: "must be a boolean" }).optional(),
-  onTurn: z
-    .custom<(turn: PreparedTurn) => void>((v) => typeof v === "function", "must be a function")
-    .optional(),
 };
 
 /**
- * Checks a helper's options (unknown keys refused, so `budjet` is not silently ignored), naming the field; the
- * budget itself is checked by the engine's `prepareTurn`.
+ * Checks a helper's options (unknown keys refused, so `budjet` is not silently ignored), naming the field; what
+ * a budget object holds is checked by the engine's `prepareTurn`.
  */
 export function checkOptions<T>(helper: string, options: T, extra: z.core.$ZodLooseShape = {}): T {
-  const parsed = z.strictObject({ ...optionShapes, ...extra }).safeParse(options);
-  if (parsed.success) return options;
-  const issue = parsed.error.issues[0]!;
-  const key = issue.code === "unrecognized_keys" ? issue.keys[0] : undefined;
-  const field = key ?? issue.path.map(String).join(".");
-  const problem = key === undefined ? issue.message : "is not an option";
-  throw new ValidationError(`${helper} option ${field === "" ? "" : `${field} `}${problem}`.trim(), {
-    field: field === "" ? "options" : field,
-  });
+  return checkWingOptions(helper, options, { ...ledgerShapes, ...extra });
 }
 
 /** The tool definitions option's shape: an SDK tool set or neutral definitions. */

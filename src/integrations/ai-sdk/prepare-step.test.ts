@@ -188,6 +188,10 @@ describe("createPrepareStep", () => {
     [{ threadId: "t", budjet: 100 }, "budjet"],
     [{ threadId: "t", system: 42 }, "system"],
     [{ threadId: "t", onTurn: "log" }, "onTurn"],
+    [{ threadId: "t", budget: "lots" }, "budget"],
+    [{ threadId: "t", budget: -5 }, "budget"],
+    [{ threadId: "t", model: "" }, "model"],
+    [{ threadId: "t", cacheControl: "yes" }, "cacheControl"],
   ] as const)("refuses bad options at once: %j names %s", (options, field) => {
     const withEngine = { engine: newEngine(), ...options };
     let error: unknown;

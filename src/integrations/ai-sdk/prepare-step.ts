@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import type { ToolDefinition } from "../../index.js";
-import { ConversationSync, entriesOf } from "./conversation-sync.js";
+import { ConversationSync, conversationOf } from "./conversation-sync.js";
 import { checkOptions, type LedgerOptions, modelInfo, toolsOption, turnOptions } from "./ledger-options.js";
 import type { LanguageModel, ModelMessage, ToolSet } from "./sdk-types.js";
 import { toModelMessages } from "./to-model-messages.js";
@@ -84,7 +84,7 @@ export function createPrepareStep(options: PrepareStepOptions): LedgerPrepareSte
   };
   return (step) =>
     sync.serialized(async () => {
-      await sync.sync(entriesOf(options.system, step.messages));
+      await sync.sync(conversationOf(options.system, step.messages));
       const tools = await toolDefinitions();
       const turn = await options.engine.prepareTurn(
         options.threadId,

@@ -5,6 +5,7 @@
  */
 import type { AIMessage, BaseMessage, SystemMessage, UsageMetadata } from "@langchain/core/messages";
 import type { AgentMiddleware } from "langchain";
+import { z } from "zod";
 import type { ContextEngine } from "../../engine/context-engine.js";
 import type { BudgetInput, PreparedTurn } from "../../engine/turn-options.js";
 import { ValidationError } from "../../errors/ledger-error.js";
@@ -12,6 +13,8 @@ import { sha256Hex } from "../../log/canonical-json.js";
 import type { MessageInput } from "../../log/message.js";
 import type { ProviderFormat } from "../../render/provider-rules.js";
 import type { ToolDefinition } from "../../render/tool-definitions.js";
+import { queueOnThread } from "../thread-queue.js";
+import { checkWingOptions, nonEmptyString } from "../wing-options.js";
 import { fromLangChainMessageAt } from "./from-langchain.js";
 import { LoggedIds } from "./logged-ids.js";
 import { lcAgents, lcFunctionCalling } from "./peer-modules.js";
@@ -41,7 +44,10 @@ export interface ContextLedgerMiddlewareOptions {
   readonly recordUsage?: boolean;
   /** Called with each prepared turn before the model is called (its call id, figures, the rendered prompt). */
   readonly onTurn?: (turn: PreparedTurn) => void | Promise<void>;
-  /** Threads whose logged message ids one middleware keeps in memory (default 1,000). */
+  /**
+   * About how many threads' logged message ids one middleware keeps in memory (default 1,000; 0 asks the log on
+   * every call).
+   */
   readonly cacheThreads?: number;
 }
 
@@ -84,6 +90,19 @@ function systemId(text: string): string {
   return `system-${sha256Hex(text).slice(0, 16)}`;
 }
 
+/** The log id of each message of the agent's state, which it must have to be told logged or not. */
+function stateIds(messages: ReadonlyArray<BaseMessage>): string[] {
+  return messages.map((message, index) => {
+    if (typeof message.id !== "string" || message.id === "") {
+      throw new ValidationError(
+        "a message of the agent's state has no id, so it cannot be told whether it was logged already",
+        { index, field: "id" },
+      );
+    }
+    return message.id;
+  });
+}
+
 /**
  * What the log lacks of the agent's state, in state order, with the agent's system prompt first when the log
  * does not hold that text yet. Messages are matched by id, as LangGraph's own state matches them.
@@ -91,24 +110,32 @@ function systemId(text: string): string {
 function unlogged(
   known: ReadonlySet<string>,
   messages: ReadonlyArray<BaseMessage>,
-  system: SystemMessage | undefined,
+  ids: ReadonlyArray<string>,
+  system: { readonly message: SystemMessage; readonly id: string } | undefined,
 ): MessageInput[] {
   const batch: MessageInput[] = [];
-  const text = system?.text ?? "";
-  if (system !== undefined && text !== "" && !known.has(systemId(text))) {
-    batch.push({ ...fromLangChainMessageAt(system, 0), id: systemId(text) });
+  if (system !== undefined && !known.has(system.id)) {
+    batch.push({ ...fromLangChainMessageAt(system.message, 0), id: system.id });
   }
   messages.forEach((message, index) => {
-    if (typeof message.id !== "string" || message.id === "") {
-      throw new ValidationError(
-        "a message of the agent's state has no id, so it cannot be told whether it was logged already",
-        { index, field: "id" },
-      );
-    }
-    if (!known.has(message.id)) batch.push(fromLangChainMessageAt(message, index));
+    if (!known.has(ids[index]!)) batch.push(fromLangChainMessageAt(message, index));
   });
   return batch;
 }
+
+/** The options' shapes beyond the ones every wing shares. */
+const middlewareShapes = {
+  threadId: z.union(
+    [nonEmptyString, z.custom<(runtime: AgentRuntimeLike) => string>((v) => typeof v === "function")],
+    { error: "must be a non-empty string or a function of the run" },
+  ),
+  recordUsage: z.boolean({ error: "must be a boolean" }).optional(),
+  cacheThreads: z
+    .number({ error: "must be a whole number of threads, 0 or more" })
+    .int("must be a whole number of threads, 0 or more")
+    .min(0, "must be a whole number of threads, 0 or more")
+    .optional(),
+};
 
 /**
  * An agent middleware for LangChain's `createAgent` (langchain v1) that runs every model call through
@@ -126,20 +153,39 @@ function unlogged(
  * await agent.invoke({ messages: [new HumanMessage("Fix the flaky test")] });
  */
 export function contextLedgerMiddleware(options: ContextLedgerMiddlewareOptions): AgentMiddleware {
+  checkWingOptions("contextLedgerMiddleware", options, middlewareShapes);
   const { engine, format = "openai" } = options;
   const logged = new LoggedIds(engine, options.cacheThreads);
-  const threadOf = (runtime: AgentRuntimeLike): string =>
-    typeof options.threadId === "function" ? options.threadId(runtime) : options.threadId;
+  const threadOf = (runtime: AgentRuntimeLike): string => {
+    if (typeof options.threadId === "string") return options.threadId;
+    const threadId: unknown = options.threadId(runtime);
+    if (typeof threadId !== "string" || threadId === "") {
+      throw new ValidationError(
+        `contextLedgerMiddleware option threadId returned ${JSON.stringify(threadId)} for this run, not a non-empty string`,
+        { field: "threadId" },
+      );
+    }
+    return threadId;
+  };
 
-  const append = async (
+  // Reading what the log holds and appending the rest is one step per thread at a time (with every other wing of
+  // this process on the engine): two model calls at once would otherwise both append the same new messages.
+  const append = (
     threadId: string,
     messages: ReadonlyArray<BaseMessage>,
-    system?: SystemMessage,
+    systemMessage?: SystemMessage,
   ): Promise<void> => {
-    const batch = unlogged(await logged.of(threadId), messages, system);
-    if (batch.length === 0) return;
-    const result = await engine.append(threadId, batch);
-    logged.add(threadId, result.ids);
+    const ids = stateIds(messages);
+    const text = systemMessage?.text ?? "";
+    const system =
+      systemMessage === undefined || text === "" ? undefined : { message: systemMessage, id: systemId(text) };
+    return queueOnThread(engine, threadId, async () => {
+      const known = await logged.held(threadId, system === undefined ? ids : [system.id, ...ids]);
+      const batch = unlogged(known, messages, ids, system);
+      if (batch.length === 0) return;
+      const result = await engine.append(threadId, batch);
+      logged.add(threadId, result.ids);
+    });
   };
 
   const recordUsage = async (callId: string, reply: AIMessage): Promise<void> => {

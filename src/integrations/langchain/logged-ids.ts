@@ -1,53 +1,45 @@
-import { NotFoundError } from "../../errors/ledger-error.js";
+import type { ContextEngine } from "../../engine/context-engine.js";
+import { BoundedCache } from "../../tokens/bounded-cache.js";
 
 /** What the middleware reads of the engine to learn which messages a thread's log already holds. */
-export interface ExplainPort {
-  explain(threadId: string): Promise<{ readonly rows: ReadonlyArray<{ readonly id: string }> }>;
-}
+export type LocatePort = Pick<ContextEngine, "locateMessages">;
 
 /**
- * The ids of the messages each thread's log holds, as far as one middleware knows: read from the engine the
- * first time a thread is seen in this process (one read of its log), then kept up to date with what the
- * middleware appends. At most `maxThreads` threads are remembered, the least recently used forgotten first (a
- * forgotten thread is read again when it comes back).
+ * The ids of the messages each thread's log holds, as far as one middleware needs to know: an id it has not seen
+ * yet is looked up in the log (`engine.locateMessages`, an index lookup per id, not a read of the whole log),
+ * and what the middleware appends is added as it goes. So a call asks the log only about the messages that are
+ * new to this process; a message another process appended is found there and not appended twice. Recently used
+ * threads are remembered (about `maxThreads`, `BoundedCache`); a forgotten thread is asked about again.
  */
 export class LoggedIds {
-  readonly #threads = new Map<string, Set<string>>();
-  readonly #engine: ExplainPort;
-  readonly #maxThreads: number;
+  readonly #threads: BoundedCache<string, Set<string>>;
+  readonly #engine: LocatePort;
 
-  constructor(engine: ExplainPort, maxThreads = 1_000) {
+  constructor(engine: LocatePort, maxThreads = 1_000) {
     this.#engine = engine;
-    this.#maxThreads = maxThreads;
+    // A BoundedCache holds up to two generations of `capacity` entries.
+    this.#threads = new BoundedCache(maxThreads <= 0 ? 0 : Math.max(1, Math.ceil(maxThreads / 2)));
   }
 
-  /** The ids the thread's log holds (a thread the stores do not know holds none). */
-  async of(threadId: string): Promise<ReadonlySet<string>> {
-    const known = this.#threads.get(threadId);
-    if (known !== undefined) {
-      // Most recently used last, so that the first key is the one to forget.
-      this.#threads.delete(threadId);
+  /** Which of `ids` the thread's log holds. */
+  async held(threadId: string, ids: ReadonlyArray<string>): Promise<ReadonlySet<string>> {
+    let known = this.#threads.get(threadId);
+    if (known === undefined) {
+      known = new Set();
       this.#threads.set(threadId, known);
-      return known;
     }
-    let ids: Set<string>;
-    try {
-      ids = new Set((await this.#engine.explain(threadId)).rows.map((row) => row.id));
-    } catch (error) {
-      if (!(error instanceof NotFoundError)) throw error;
-      ids = new Set();
+    const unseen = ids.filter((id) => !known.has(id));
+    if (unseen.length > 0) {
+      const { seqs } = await this.#engine.locateMessages(threadId, unseen);
+      for (const id of seqs.keys()) known.add(id);
     }
-    this.#threads.set(threadId, ids);
-    while (this.#threads.size > this.#maxThreads) {
-      this.#threads.delete(this.#threads.keys().next().value as string);
-    }
-    return ids;
+    return known;
   }
 
   /** Records ids just appended to the thread's log. */
   add(threadId: string, ids: ReadonlyArray<string>): void {
     const known = this.#threads.get(threadId);
-    if (known === undefined) return; // forgotten meanwhile: the next `of` reads the log again
+    if (known === undefined) return; // forgotten meanwhile: the next call asks the log again
     for (const id of ids) known.add(id);
   }
 }
