@@ -113,7 +113,10 @@ function sharedSource(core: EngineCore, threadId: string, upTo: number): ReplayS
   const plans = new Map<number, Promise<CompactionPlan>>();
   let whole: Promise<WholeLog> | undefined;
   return {
-    log: async (record) => (await (whole ??= readWholeLog(core, threadId, upTo))).at(record.logSeq),
+    log: async (record) => {
+      whole ??= readWholeLog(core, threadId, upTo);
+      return (await whole).at(record.logSeq);
+    },
     plan: (id, version) => {
       let plan = plans.get(version);
       if (plan === undefined) {
