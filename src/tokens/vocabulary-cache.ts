@@ -121,14 +121,13 @@ export function decodeVocabulary(file: Buffer, key: Buffer): CachedVocabulary {
   if (!createHash("sha256").update(payload).digest().equals(file.subarray(40, 72))) {
     throw new Error("vocabulary file checksum mismatch");
   }
-  // Copy into one fresh, aligned buffer: a file buffer's offset need not be a multiple of 4.
-  const own = new Uint8Array(payloadLength);
-  own.set(payload);
-  const start = new Int32Array(own.buffer, 0, startLength);
-  const slots = new Int32Array(own.buffer, startLength * 4, slotsLength);
+  // Typed arrays need 4-byte alignment; a large file read is its own buffer (offset 0), else copy once.
+  const own = payload.byteOffset % 4 === 0 ? payload : Uint8Array.from(payload);
+  const start = new Int32Array(own.buffer, own.byteOffset, startLength);
+  const slots = new Int32Array(own.buffer, own.byteOffset + startLength * 4, slotsLength);
   const bytesAt = (startLength + slotsLength) * 4;
   const bytes = own.subarray(bytesAt, bytesAt + bytesLength);
-  const pattern = Buffer.from(own.buffer, bytesAt + bytesLength, patternLength).toString("utf8");
+  const pattern = Buffer.from(own.buffer, own.byteOffset + bytesAt + bytesLength, patternLength).toString("utf8");
   if (start[0] !== 0 || start[startLength - 1] !== bytesLength)
     throw new Error("vocabulary offsets out of range");
   for (let r = 1; r < startLength; r++) {
