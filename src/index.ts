@@ -41,7 +41,14 @@ export type {
   EngineListener,
   EngineOperation,
 } from "./engine/engine-events.js";
-export type { ContextEngineOptions, RehydrationOptions, SummarizationMode } from "./engine/engine-options.js";
+export type {
+  ConfigBudget,
+  ContextEngineOptions,
+  ContextEngineSettings,
+  EngineBudget,
+  RehydrationOptions,
+  SummarizationMode,
+} from "./engine/engine-options.js";
 export { engineSettingsSchema } from "./engine/engine-options.js";
 export type { ExplainRow, Explanation, MessageFate } from "./engine/explain.js";
 export { formatExplanation } from "./engine/explain.js";

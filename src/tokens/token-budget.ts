@@ -157,6 +157,26 @@ export function createTokenBudget(options: TokenBudgetOptions = {}): TokenBudget
   return Object.freeze(budget);
 }
 
+/**
+ * A budget wherever one is taken (`createContextEngine`, `prepareTurn`, `compact`): a `TokenBudget`, the options
+ * of `createTokenBudget` (`{ model }`, `{ contextWindow, reserveOutput, … }`), or a plain ceiling on the request's
+ * tokens (see {@link requestBudget}).
+ */
+export type BudgetInput = TokenBudget | TokenBudgetOptions | number;
+
+/**
+ * A budget under which the rendered request has at most `tokens` tokens (the CLI's `--budget TOKENS`), of which
+ * `turnReserve` are kept for the turn's injected and rehydrated content.
+ */
+export function requestBudget(tokens: number, turnReserve = 0): TokenBudget {
+  return createTokenBudget({
+    contextWindow: tokens,
+    reserveOutput: 0,
+    safetyMargin: 0,
+    injectionReserve: turnReserve,
+  });
+}
+
 /** Tokens the prompt may use: window − output reserve − tool schemas − formatting − safety margin. */
 export function availableForPrompt(budget: TokenBudget): number {
   return (
