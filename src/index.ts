@@ -28,7 +28,6 @@ export type {
   RequestSpec,
 } from "./compaction/pipeline-types.js";
 export { createContextEngine } from "./context-engine.js";
-
 export type { AppendResult } from "./engine/append-messages.js";
 export type { PlanDiffResult, RenderedThread, RenderOptionsForThread } from "./engine/audit-views.js";
 export type { Calibration, CalibrationSettings } from "./engine/calibration.js";
@@ -50,7 +49,7 @@ export type {
   SummarizationMode,
 } from "./engine/engine-options.js";
 export { engineSettingsSchema } from "./engine/engine-options.js";
-export type { ExplainRow, Explanation, MessageFate } from "./engine/explain.js";
+export type { ExplainFilter, ExplainRow, Explanation, MessageFate } from "./engine/explain.js";
 export { formatExplanation } from "./engine/explain.js";
 export type { LoggingEmitterOptions } from "./engine/logging-emitter.js";
 export { createLoggingEmitter } from "./engine/logging-emitter.js";
@@ -89,7 +88,6 @@ export {
   ValidationError,
   VersionConflictError,
 } from "./errors/ledger-error.js";
-
 export type { Group, GroupKind } from "./log/groups.js";
 export type { ParsedTranscript, TranscriptOptions } from "./log/import-jsonl.js";
 export {
@@ -139,7 +137,6 @@ export { splitAtReplies } from "./log/reply-batches.js";
 export type { CallRef } from "./log/thread-log.js";
 export { ThreadLog } from "./log/thread-log.js";
 export type { Turn } from "./log/turns.js";
-
 export type {
   ActionKind,
   ActionRecord,
@@ -164,6 +161,7 @@ export type { Decision, Overlap, ResolvedPlan } from "./plan/resolve-plan.js";
 export { kindOf, normalizePlan, resolvePlan } from "./plan/resolve-plan.js";
 export type { PlanProblem } from "./plan/validate-plan.js";
 export { assertPlanValid, validatePlan } from "./plan/validate-plan.js";
+export type { AdapterSource } from "./render/adapter-input.js";
 
 export type {
   AnthropicMessagesOptions,
@@ -197,7 +195,6 @@ export { renderPrompt } from "./render/render-prompt.js";
 export type { Provenance, RenderedKind, RenderedMessage, RenderedPrompt } from "./render/rendered-prompt.js";
 export type { ToolDefinition } from "./render/tool-definitions.js";
 export { countToolDefinitions, toolsForFormat } from "./render/tool-definitions.js";
-
 export type {
   Artifact,
   ArtifactInput,
@@ -228,7 +225,6 @@ export type { ModelCallRecord, ModelCallStore, ModelUsage } from "./stores/model
 export type { PlanStore } from "./stores/plan-store.js";
 export type { Clock, Stores } from "./stores/stores.js";
 export type { CachedSummary, SummaryCache } from "./stores/summary-cache.js";
-
 export type { DropOldestOptions } from "./strategies/drop-oldest-to-fit.js";
 export { dropOldestToFit } from "./strategies/drop-oldest-to-fit.js";
 export type { ArtifactPort, ArtifactWrite, ExternalizationOptions } from "./strategies/externalization.js";
@@ -237,6 +233,7 @@ export type { HardFallbackOptions } from "./strategies/hard-fallback.js";
 export { createHardFallback, hardFallbackOptionsSchema } from "./strategies/hard-fallback.js";
 export type { OversizedExcerptOptions } from "./strategies/oversized-excerpt.js";
 export { createOversizedExcerpt, oversizedExcerptOptionsSchema } from "./strategies/oversized-excerpt.js";
+export type { TaskRule } from "./strategies/protected-core.js";
 export type { RollingWindowOptions } from "./strategies/rolling-window.js";
 export { createRollingWindow, rollingWindowOptionsSchema } from "./strategies/rolling-window.js";
 export type { SlidingWindowOptions } from "./strategies/sliding-window.js";
@@ -290,6 +287,7 @@ export { estimateTokens, excerptText, omissionMarker, textTokenCounter } from ".
 
 export type { CreateTokenizerOptions, TokenizerBackend } from "./tokens/create-tokenizer.js";
 export { createTokenizer, DEFAULT_BACKEND } from "./tokens/create-tokenizer.js";
+export type { EncodingName } from "./tokens/encoding-data.js";
 export type {
   MessageCounterOptions,
   OverheadProfile,
