@@ -28,7 +28,6 @@ export type {
   RequestSpec,
 } from "./compaction/pipeline-types.js";
 export { createContextEngine } from "./context-engine.js";
-
 export type { AppendResult } from "./engine/append-messages.js";
 export type { PlanDiffResult, RenderedThread, RenderOptionsForThread } from "./engine/audit-views.js";
 export type { Calibration, CalibrationSettings } from "./engine/calibration.js";
@@ -41,9 +40,16 @@ export type {
   EngineListener,
   EngineOperation,
 } from "./engine/engine-events.js";
-export type { ContextEngineOptions, RehydrationOptions, SummarizationMode } from "./engine/engine-options.js";
+export type {
+  ConfigBudget,
+  ContextEngineOptions,
+  ContextEngineSettings,
+  EngineBudget,
+  RehydrationOptions,
+  SummarizationMode,
+} from "./engine/engine-options.js";
 export { engineSettingsSchema } from "./engine/engine-options.js";
-export type { ExplainRow, Explanation, MessageFate } from "./engine/explain.js";
+export type { ExplainFilter, ExplainRow, Explanation, MessageFate } from "./engine/explain.js";
 export { formatExplanation } from "./engine/explain.js";
 export type { MessageLocations } from "./engine/locate-messages.js";
 export type { LoggingEmitterOptions } from "./engine/logging-emitter.js";
@@ -83,7 +89,6 @@ export {
   ValidationError,
   VersionConflictError,
 } from "./errors/ledger-error.js";
-
 export type { Group, GroupKind } from "./log/groups.js";
 export type { ParsedTranscript, TranscriptOptions } from "./log/import-jsonl.js";
 export {
@@ -133,7 +138,6 @@ export { splitAtReplies } from "./log/reply-batches.js";
 export type { CallRef } from "./log/thread-log.js";
 export { ThreadLog } from "./log/thread-log.js";
 export type { Turn } from "./log/turns.js";
-
 export type {
   ActionKind,
   ActionRecord,
@@ -158,6 +162,7 @@ export type { Decision, Overlap, ResolvedPlan } from "./plan/resolve-plan.js";
 export { kindOf, normalizePlan, resolvePlan } from "./plan/resolve-plan.js";
 export type { PlanProblem } from "./plan/validate-plan.js";
 export { assertPlanValid, validatePlan } from "./plan/validate-plan.js";
+export type { AdapterSource } from "./render/adapter-input.js";
 
 export type {
   AnthropicMessagesOptions,
@@ -191,7 +196,6 @@ export { renderPrompt } from "./render/render-prompt.js";
 export type { Provenance, RenderedKind, RenderedMessage, RenderedPrompt } from "./render/rendered-prompt.js";
 export type { ToolDefinition } from "./render/tool-definitions.js";
 export { countToolDefinitions, toolsForFormat } from "./render/tool-definitions.js";
-
 export type {
   Artifact,
   ArtifactInput,
@@ -222,7 +226,6 @@ export type { ModelCallRecord, ModelCallStore, ModelUsage } from "./stores/model
 export type { PlanStore } from "./stores/plan-store.js";
 export type { Clock, Stores } from "./stores/stores.js";
 export type { CachedSummary, SummaryCache } from "./stores/summary-cache.js";
-
 export type { DropOldestOptions } from "./strategies/drop-oldest-to-fit.js";
 export { dropOldestToFit } from "./strategies/drop-oldest-to-fit.js";
 export type { ArtifactPort, ArtifactWrite, ExternalizationOptions } from "./strategies/externalization.js";
@@ -231,6 +234,7 @@ export type { HardFallbackOptions } from "./strategies/hard-fallback.js";
 export { createHardFallback, hardFallbackOptionsSchema } from "./strategies/hard-fallback.js";
 export type { OversizedExcerptOptions } from "./strategies/oversized-excerpt.js";
 export { createOversizedExcerpt, oversizedExcerptOptionsSchema } from "./strategies/oversized-excerpt.js";
+export type { TaskRule } from "./strategies/protected-core.js";
 export type { RollingWindowOptions } from "./strategies/rolling-window.js";
 export { createRollingWindow, rollingWindowOptionsSchema } from "./strategies/rolling-window.js";
 export type { SlidingWindowOptions } from "./strategies/sliding-window.js";
@@ -284,6 +288,7 @@ export { estimateTokens, excerptText, omissionMarker, textTokenCounter } from ".
 
 export type { CreateTokenizerOptions, TokenizerBackend } from "./tokens/create-tokenizer.js";
 export { createTokenizer, DEFAULT_BACKEND } from "./tokens/create-tokenizer.js";
+export type { EncodingName } from "./tokens/encoding-data.js";
 export type {
   MessageCounterOptions,
   OverheadProfile,

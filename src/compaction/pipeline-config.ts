@@ -6,20 +6,24 @@ import { LedgerError, ValidationError } from "../errors/ledger-error.js";
 import type { ArtifactStore } from "../stores/artifact-store.js";
 import type { SummaryCache } from "../stores/summary-cache.js";
 import { toolClassesSchema } from "../strategies/durability-classes.js";
-import { createExternalization } from "../strategies/externalization.js";
+import { createExternalization, externalizationOptionsSchema } from "../strategies/externalization.js";
 import { createHardFallback, hardFallbackOptionsSchema } from "../strategies/hard-fallback.js";
 import { parseOptions } from "../strategies/options.js";
-import { createOversizedExcerpt } from "../strategies/oversized-excerpt.js";
-import { createRollingWindow } from "../strategies/rolling-window.js";
-import { createSlidingWindow } from "../strategies/sliding-window.js";
+import { createOversizedExcerpt, oversizedExcerptOptionsSchema } from "../strategies/oversized-excerpt.js";
+import { createRollingWindow, rollingWindowOptionsSchema } from "../strategies/rolling-window.js";
+import { createSlidingWindow, slidingWindowOptionsSchema } from "../strategies/sliding-window.js";
 import type { Strategy } from "../strategies/strategy.js";
-import { createSummarization } from "../strategies/summarization.js";
+import { createSummarization, summarizationOptionsSchema } from "../strategies/summarization.js";
 import type { Summarizer } from "../strategies/summarizer.js";
 import { createExtractiveSummarizer } from "../strategies/summarizers/extractive-summarizer.js";
 import { SUMMARY_PROMPT_VERSION } from "../strategies/summarizers/summary-prompt.js";
-import { createToolResultCollapse } from "../strategies/tool-result-collapse.js";
+import { toolResultRetentionOptionsSchema } from "../strategies/tool-policy.js";
+import {
+  createToolResultCollapse,
+  toolResultCollapseOptionsSchema,
+} from "../strategies/tool-result-collapse.js";
 import { createToolResultRetention } from "../strategies/tool-result-retention.js";
-import { createTruncation } from "../strategies/truncation.js";
+import { createTruncation, truncationOptionsSchema } from "../strategies/truncation.js";
 import { createTokenBudget, type TokenBudget, tokenBudgetOptionsSchema } from "../tokens/token-budget.js";
 import { createPipeline } from "./pipeline.js";
 import type { Pipeline, PipelineStrategy } from "./pipeline-types.js";
@@ -42,8 +46,20 @@ type Factory = (
   deps: Required<Pick<PipelineDependencies, "tenant">> & PipelineDependencies & { summarizer: Summarizer },
 ) => PipelineStrategy;
 
+/** The `use` names of the built-in strategies. */
+export type BuiltInStrategyName =
+  | "toolResultRetention"
+  | "slidingWindow"
+  | "rollingWindow"
+  | "truncation"
+  | "toolResultCollapse"
+  | "oversizedExcerpt"
+  | "summarize"
+  | "externalize"
+  | "hardFallback";
+
 /** Built-in strategies by the `use` name a config file gives. */
-const BUILT_INS: Readonly<Record<string, Factory>> = {
+const BUILT_INS: Readonly<Record<BuiltInStrategyName, Factory>> = {
   toolResultRetention: (o) => createToolResultRetention(o),
   slidingWindow: (o) => createSlidingWindow(o as never),
   rollingWindow: (o) => createRollingWindow(o as never),
@@ -67,44 +83,145 @@ const BUILT_INS: Readonly<Record<string, Factory>> = {
   hardFallback: (o) => createHardFallback(o),
 };
 
+/** The options of a model summarizer; keys never live in config files, only the name of their variable. */
+const modelSummarizerFields = (provider: "OPENAI" | "ANTHROPIC") => ({
+  model: z.string().min(1).meta({ description: "The model that writes the summaries." }),
+  baseURL: z
+    .url()
+    .optional()
+    .meta({ description: "Endpoint of a compatible server.", defaultText: "the SDK's default" }),
+  apiKeyEnv: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: "Environment variable holding the API key.", default: `${provider}_API_KEY` }),
+  timeoutMs: z.number().int().positive().optional().meta({
+    description: "Timeout of one summary request, in milliseconds.",
+    default: 60_000,
+  }),
+});
+
+/**
+ * What each built-in strategy does and the schema of its options in a config entry (beside `use`): the source of
+ * the configuration reference (docs/CONFIG.md, `npm run docs:config`).
+ */
+export const BUILT_IN_STRATEGY_OPTIONS: Readonly<Record<BuiltInStrategyName, z.ZodType>> = {
+  toolResultRetention: toolResultRetentionOptionsSchema.meta({
+    description:
+      "Free. Clears tool results once they expire by age or count, per tool and durability class: soft (a placeholder keeps the call and its pairing) or hard (whole groups dropped).",
+  }),
+  slidingWindow: slidingWindowOptionsSchema.meta({
+    description:
+      "Free. Keeps the newest `keepGroups` groups (a call with its results is one group) and drops older ones.",
+  }),
+  rollingWindow: rollingWindowOptionsSchema.meta({
+    description:
+      "Free. Keeps the newest `keepTurns` turns (a user message and everything until the next one).",
+  }),
+  truncation: truncationOptionsSchema.meta({
+    description: "Free. Keeps the first `keepFirst` and the last `keepLast` groups and drops the middle.",
+  }),
+  toolResultCollapse: toolResultCollapseOptionsSchema.meta({
+    description:
+      "Free. Replaces older tool-call groups with one line each (`[tool results: read_file → first line; …]`).",
+  }),
+  oversizedExcerpt: oversizedExcerptOptionsSchema.meta({
+    description:
+      "Free. Cuts a single message larger than a share of the target to its head and tail, with a marker of what was left out.",
+  }),
+  summarize: summarizationOptionsSchema.meta({
+    description:
+      "Model (or local with the extractive summarizer). Replaces the oldest span of history with one structured summary; cached by span hash.",
+  }),
+  externalize: externalizationOptionsSchema.meta({
+    description:
+      "Free. Moves large tool-call groups to the artifact store; the request shows a pointer naming the artifact, which `recall` brings back.",
+  }),
+  hardFallback: hardFallbackOptionsSchema.meta({
+    description:
+      "Free; the pipeline's last resort (its `fallback`), also usable as a step. Drops the oldest groups outside the protected core, by durability class, until the request fits.",
+  }),
+};
+
 const summarizerSchema = z.discriminatedUnion("kind", [
-  z.strictObject({ kind: z.literal("extractive") }),
   z.strictObject({
-    kind: z.literal("openai"),
-    model: z.string().min(1),
-    baseURL: z.url().optional(),
-    /** Environment variable holding the key (default OPENAI_API_KEY); keys never live in config files. */
-    apiKeyEnv: z.string().min(1).optional(),
-    timeoutMs: z.number().int().positive().optional(),
+    kind: z.literal("extractive").meta({ description: "Local: key lines and facts, no model call." }),
   }),
   z.strictObject({
-    kind: z.literal("anthropic"),
-    model: z.string().min(1),
-    baseURL: z.url().optional(),
-    apiKeyEnv: z.string().min(1).optional(),
-    timeoutMs: z.number().int().positive().optional(),
+    kind: z.literal("openai").meta({ description: "An OpenAI-compatible Chat Completions model." }),
+    ...modelSummarizerFields("OPENAI"),
+  }),
+  z.strictObject({
+    kind: z.literal("anthropic").meta({ description: "An Anthropic Messages model." }),
+    ...modelSummarizerFields("ANTHROPIC"),
   }),
 ]);
 
 /** The zod schema of a pipeline config file. Strategy entries are checked by each strategy's own schema. */
 export const pipelineConfigSchema = z.strictObject({
-  budget: tokenBudgetOptionsSchema.optional(),
-  strategies: z.array(z.looseObject({ use: z.string().min(1) })),
-  /** `false` turns the hard fallback off; an object configures it. */
-  fallback: z.union([z.literal(false), hardFallbackOptionsSchema]).optional(),
-  summarizer: summarizerSchema.optional(),
-  goalRatio: z.number().gt(0).lte(1).optional(),
-  minGain: z.number().int().nonnegative().optional(),
-  maxAttempts: z.number().int().positive().optional(),
-  failureCooldown: z.number().int().nonnegative().optional(),
-  formats: z.array(z.enum(["openai", "responses", "anthropic"])).optional(),
-  pendingCalls: z.enum(["stub", "hold"]).optional(),
-  /** Which message is the thread's task, kept verbatim like the newest user message (default `firstUserMessage`). */
-  task: z.enum(["firstUserMessage", "none"]).optional(),
-  /** Durability classes per tool name (`none`: unclassed), over the built-in classes of tool-name words. */
-  toolClasses: toolClassesSchema.optional(),
-  /** `false`: tools without a configured class stay unclassed. */
-  builtInToolClasses: z.boolean().optional(),
+  budget: tokenBudgetOptionsSchema.optional().meta({
+    description: "The token budget (the engine's default budget when its own `budget` option is absent).",
+    defaultText: "none: the engine's `budget` option",
+  }),
+  strategies: z.array(z.looseObject({ use: z.string().min(1) })).meta({
+    description:
+      "The strategies, run in this order (free ones first): each entry names a strategy with `use` and gives its options beside it.",
+  }),
+  fallback: z
+    .union([z.literal(false), hardFallbackOptionsSchema])
+    .optional()
+    .meta({
+      description:
+        "The last resort while still over the target: the options of `hardFallback`, or `false` to turn it off.",
+      defaultText: "`hardFallback` with its defaults",
+    }),
+  summarizer: summarizerSchema.optional().meta({
+    description: "What writes the summaries of `summarize`: `{ kind: extractive | openai | anthropic, … }`.",
+    defaultText: "`{ kind: extractive }`",
+  }),
+  goalRatio: z.number().gt(0).lte(1).optional().meta({
+    description:
+      "When compaction fires, aim at this share of the target, so the next turns fit without compacting again and the prompt prefix stays cached.",
+    default: 0.8,
+  }),
+  minGain: z.number().int().nonnegative().optional().meta({
+    description:
+      "A free strategy's proposal made while under the target is applied only when it saves at least this many tokens (smaller ones wait and are batched).",
+    defaultText: "10 % of the target",
+  }),
+  maxAttempts: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .meta({ description: "Tries per model strategy and run when it fails.", default: 1 }),
+  failureCooldown: z.number().int().nonnegative().optional().meta({
+    description: "Runs a model strategy sits out after a run in which all its attempts failed.",
+    default: 3,
+  }),
+  formats: z
+    .array(z.enum(["openai", "responses", "anthropic"]))
+    .optional()
+    .meta({
+      description: "Provider formats the final request must be valid for.",
+      default: ["openai", "responses", "anthropic"],
+    }),
+  pendingCalls: z.enum(["stub", "hold"]).optional().meta({
+    description:
+      "How a tool call without a result yet is rendered: `stub` adds a placeholder result, `hold` leaves the call out of the request.",
+    default: "stub",
+  }),
+  task: z.enum(["firstUserMessage", "none"]).optional().meta({
+    description:
+      "Which message is the thread's task, kept verbatim like the newest user message (`none`: no task).",
+    default: "firstUserMessage",
+  }),
+  toolClasses: toolClassesSchema.optional().meta({ defaultText: "none: the built-in classes only" }),
+  builtInToolClasses: z.boolean().optional().meta({
+    description:
+      "Give tools without a configured class the built-in class of their name's words; `false` leaves them unclassed.",
+    default: true,
+  }),
 });
 
 /** A validated pipeline config. */
@@ -187,7 +304,7 @@ export function pipelineFromConfig(value: unknown, deps: PipelineDependencies = 
   const full = { ...deps, summarizer, tenant: deps.tenant ?? "default" };
   const strategies = config.strategies.map((entry, index) => {
     const { use, ...options } = entry;
-    const builtIn = BUILT_INS[use];
+    const builtIn = Object.hasOwn(BUILT_INS, use) ? BUILT_INS[use as BuiltInStrategyName] : undefined;
     const custom = deps.custom?.[use];
     if (builtIn === undefined && custom === undefined) {
       const known = [...Object.keys(BUILT_INS), ...Object.keys(deps.custom ?? {})].join(", ");

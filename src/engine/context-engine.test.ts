@@ -16,7 +16,7 @@ import type { Summarizer } from "../strategies/summarizer.js";
 import type { CountableMessage, MessageCounter } from "../tokens/tokenizer.js";
 import type { ContextEngine } from "./context-engine.js";
 import type { EngineEvent } from "./engine-events.js";
-import type { ContextEngineOptions } from "./engine-options.js";
+import type { ContextEngineOptions, ContextEngineSettings, EngineBudget } from "./engine-options.js";
 import { formatExplanation } from "./explain.js";
 
 // ---- helpers -------------------------------------------------------------------------------------------
@@ -739,7 +739,7 @@ describe("createContextEngine: counting", () => {
       { role: "system", parts: [{ type: "text", text: "be brief" }] },
       { role: "user", parts: [{ type: "text", text: "hello there" }] },
     ];
-    const tokensWith = async (options: Partial<ContextEngineOptions>) => {
+    const tokensWith = async (options: Partial<ContextEngineSettings> & EngineBudget) => {
       const engine = createContextEngine({ stores: createMemoryStores(), ...options });
       await engine.append("t", messages);
       return (await engine.prepareTurn("t", { format: "anthropic" })).prompt.tokenCount;

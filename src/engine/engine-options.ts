@@ -8,7 +8,7 @@ import type { Stores } from "../stores/stores.js";
 import { parseOptions } from "../strategies/options.js";
 import type { Summarizer } from "../strategies/summarizer.js";
 import type { OverheadProfileName } from "../tokens/message-counter.js";
-import type { TokenBudget, TokenBudgetOptions } from "../tokens/token-budget.js";
+import type { BudgetInput } from "../tokens/token-budget.js";
 import type { MessageCounter, Tokenizer } from "../tokens/tokenizer.js";
 import { type CalibrationSettings, DEFAULT_CALIBRATION } from "./calibration.js";
 import type { EngineListener } from "./engine-events.js";
@@ -16,12 +16,34 @@ import type { EngineListener } from "./engine-events.js";
 /** Where the model strategies (summarization) of a turn run. */
 export type SummarizationMode = "background" | "inline";
 
-/** Options of `createContextEngine`. */
-export interface ContextEngineOptions {
+/**
+ * Options of `createContextEngine`. A budget is required: the `budget` option, or a pipeline config that names
+ * one (`pipeline: { budget, strategies }`); without either, the call does not type-check.
+ */
+export type ContextEngineOptions = ContextEngineSettings & (EngineBudget | ConfigBudget);
+
+/** The engine's default budget, given directly. */
+export interface EngineBudget {
+  /**
+   * The default budget of a turn, in any form `prepareTurn`'s `budget` takes: a number (the request has at most
+   * that many tokens), the options of `createTokenBudget` (`{ model }`, `{ contextWindow, reserveOutput, … }`),
+   * or a `TokenBudget`.
+   */
+  readonly budget: BudgetInput;
+  /** The compaction pipeline, or a pipeline config (default: `DEFAULT_PIPELINE_CONFIG`). */
+  readonly pipeline?: Pipeline | PipelineConfig;
+}
+
+/** The engine's default budget, taken from the pipeline config. */
+export interface ConfigBudget {
+  /** A pipeline config with a `budget`, which becomes the engine's default budget. */
+  readonly pipeline: PipelineConfig & { readonly budget: NonNullable<PipelineConfig["budget"]> };
+}
+
+/** The options of `createContextEngine` besides its budget and pipeline. */
+export interface ContextEngineSettings {
   /** Every store, from one backend. */
   readonly stores: Stores;
-  /** The default budget of a turn (a `TokenBudget` or the options of `createTokenBudget`). */
-  readonly budget?: TokenBudget | TokenBudgetOptions;
   /** Counts tokens (default: `createTokenizer({ model: budget.model })`). */
   readonly tokenizer?: Tokenizer;
   /**
@@ -31,8 +53,6 @@ export interface ContextEngineOptions {
   readonly overhead?: OverheadProfileName;
   /** A ready message counter; wins over `tokenizer` and `overhead`. */
   readonly counter?: MessageCounter;
-  /** The compaction pipeline, or a pipeline config (default: `DEFAULT_PIPELINE_CONFIG`). */
-  readonly pipeline?: Pipeline | PipelineConfig;
   /**
    * The pipeline a turn runs when summarization is in the background. Derived automatically from a config;
    * for a ready `pipeline` it defaults to its free strategies with `createPipeline`'s default settings.

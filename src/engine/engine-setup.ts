@@ -13,7 +13,13 @@ import { memosOf } from "../strategies/strategy-memo.js";
 import { createTokenizer } from "../tokens/create-tokenizer.js";
 import { createMessageCounter } from "../tokens/message-counter.js";
 import { lookupModel } from "../tokens/model-table.js";
-import { createTokenBudget, type TokenBudget, type TokenBudgetOptions } from "../tokens/token-budget.js";
+import {
+  type BudgetInput,
+  createTokenBudget,
+  requestBudget,
+  type TokenBudget,
+  type TokenBudgetOptions,
+} from "../tokens/token-budget.js";
 import { BackgroundRuns } from "./background-queue.js";
 import { CalibrationCache } from "./calibration.js";
 import { reportError } from "./compaction-steps.js";
@@ -118,9 +124,12 @@ function buildPipelines(options: ContextEngineOptions, settings: EngineSettings)
   };
 }
 
-/** Builds a budget from a `TokenBudget` or budget options (a budget passes its own schema unchanged). */
-export function toBudget(value: TokenBudget | TokenBudgetOptions): TokenBudget {
-  return createTokenBudget(value as TokenBudgetOptions);
+/**
+ * Builds a budget from any {@link BudgetInput}: a `TokenBudget` or budget options (a budget passes its own schema
+ * unchanged), or a number of tokens the request may have at most.
+ */
+export function toBudget(value: BudgetInput): TokenBudget {
+  return typeof value === "number" ? requestBudget(value) : createTokenBudget(value as TokenBudgetOptions);
 }
 
 /** Validates the options and wires the shared parts of an engine. */
@@ -130,7 +139,8 @@ export function createEngineCore(
 ): EngineCore {
   const settings = parseEngineOptions(options);
   const pipelines = buildPipelines(options, settings);
-  const budgetSource = options.budget ?? pipelines.budget;
+  // The type demands one of them; plain JavaScript callers are checked here.
+  const budgetSource = ("budget" in options ? options.budget : undefined) ?? pipelines.budget;
   if (budgetSource === undefined) {
     throw new ValidationError("the engine needs a budget (option budget, or one in the pipeline config)", {
       field: "budget",

@@ -6,14 +6,14 @@ import type { ProviderFormat, ProviderRequestMap } from "../render/provider-rule
 import type { Injection, RehydratedArtifact } from "../render/render-prompt.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
 import { countToolDefinitions, type ToolDefinition } from "../render/tool-definitions.js";
-import { createTokenBudget, type TokenBudget, type TokenBudgetOptions } from "../tokens/token-budget.js";
+import { type BudgetInput, requestBudget, type TokenBudget } from "../tokens/token-budget.js";
 import type { Calibration } from "./calibration.js";
 import type { TurnInputs } from "./call-record.js";
 import type { EngineCore } from "./engine-core.js";
 import { toBudget } from "./engine-setup.js";
 
-/** A budget for one call: a `TokenBudget`, budget options, or a plain ceiling on the request's tokens. */
-export type BudgetInput = TokenBudget | TokenBudgetOptions | number;
+export type { BudgetInput } from "../tokens/token-budget.js";
+export { requestBudget };
 
 /** Options of `prepareTurn`. */
 export interface PrepareTurnOptions<F extends ProviderFormat = ProviderFormat> {
@@ -98,19 +98,6 @@ export interface PreparedTurn<F extends ProviderFormat = ProviderFormat> {
 }
 
 const FORMATS: ReadonlyArray<ProviderFormat> = ["openai", "responses", "anthropic"];
-
-/**
- * A budget under which the rendered request has at most `tokens` tokens (the CLI's `--budget TOKENS`), of which
- * `turnReserve` are kept for the turn's injected and rehydrated content.
- */
-export function requestBudget(tokens: number, turnReserve = 0): TokenBudget {
-  return createTokenBudget({
-    contextWindow: tokens,
-    reserveOutput: 0,
-    safetyMargin: 0,
-    injectionReserve: turnReserve,
-  });
-}
 
 /** Turns a budget input into a budget (undefined when none is given). */
 export function budgetOf(input: BudgetInput | undefined, turnReserve = 0): TokenBudget | undefined {

@@ -69,10 +69,12 @@ export const BUILT_IN_TOOL_WORDS: { readonly [D in Durability]: ReadonlyArray<st
 });
 
 /** The zod schema of configured tool classes: a class per tool name, or `none` to leave a tool unclassed. */
-export const toolClassesSchema = z.record(
-  z.string().min(1),
-  z.enum(["ephemeral", "anchoring", "replayable", "non-replayable", "none"]),
-);
+export const toolClassesSchema = z
+  .record(z.string().min(1), z.enum(["ephemeral", "anchoring", "replayable", "non-replayable", "none"]))
+  .meta({
+    description:
+      "Durability class per tool name (`none`: unclassed), over the built-in classes of tool-name words; a message's own `meta.durability`, then its call's, come first.",
+  });
 
 /** Configured tool classes (see {@link toolClassesSchema}). */
 export type ToolClasses = Readonly<Record<string, Durability | "none">>;

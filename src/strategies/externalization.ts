@@ -10,22 +10,40 @@ import { formatSize, pointerText } from "../texts/placeholders.js";
 import { compactable, groupTokens, untouched } from "./group-accounting.js";
 import { parseOptions } from "./options.js";
 import type { Proposal, Strategy, StrategyContext, StrategyNote } from "./strategy.js";
-import { triggerFires, type WindowTrigger, windowTriggerSchema } from "./window-trigger.js";
+import { optionalTriggerSchema, triggerFires, type WindowTrigger } from "./window-trigger.js";
 
 /** JSON-shaped options of {@link createExternalization} (the store is passed beside them, see its options type). */
 export const externalizationOptionsSchema = z.strictObject({
-  name: z.string().trim().min(1).optional(),
-  /** Tenant the artifacts are written for (reads are checked against it). */
-  tenant: z.string().min(1),
-  /** A group moves out when its content (texts, call arguments, results) has more characters than this. */
-  minChars: z.number().int().positive(),
-  /** Longest summary shown in the pointer, in characters (default 200). */
-  summaryChars: z.number().int().positive().optional(),
-  /** The newest groups never moved out (default 1: the results the model is about to read). */
-  keepRecentGroups: z.number().int().nonnegative().optional(),
-  /** Lifetime of the artifacts; absent means they never expire (a pointer outliving its artifact is useless). */
-  ttlMs: z.number().int().positive().optional(),
-  trigger: windowTriggerSchema.optional(),
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .optional()
+    .meta({ description: "Strategy name in plan actions and audit records.", default: "externalization" }),
+  tenant: z.string().min(1).meta({
+    description: "Tenant the artifacts are written for (reads are checked against it).",
+    defaultText: "the engine's `tenant` (in a pipeline config)",
+  }),
+  minChars: z.number().int().positive().meta({
+    description:
+      "A group moves out when its content (texts, call arguments, results) has more characters than this.",
+  }),
+  summaryChars: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .meta({ description: "Longest summary shown in the pointer, in characters.", default: 200 }),
+  keepRecentGroups: z.number().int().nonnegative().optional().meta({
+    description: "The newest groups never moved out (1: the results the model is about to read).",
+    default: 1,
+  }),
+  // A pointer outliving its artifact is useless: leave it out unless the store must forget.
+  ttlMs: z.number().int().positive().optional().meta({
+    description: "Lifetime of the artifacts, in milliseconds.",
+    defaultText: "never expire",
+  }),
+  trigger: optionalTriggerSchema,
 });
 
 /** What externalization writes for one group: the stores' `ArtifactInput`, as far as it fills it in. */

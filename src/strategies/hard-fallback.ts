@@ -18,17 +18,22 @@ import type { Proposal, Strategy, StrategyContext } from "./strategy.js";
 
 /** JSON-shaped options of {@link createHardFallback}. */
 export const hardFallbackOptionsSchema = z.strictObject({
-  name: z.string().trim().min(1).optional(),
-  /**
-   * What of the newest history is never dropped: `lastTurn` (default: the last user message and everything
-   * after it) or `lastUserMessage` (only that message; older calls of a long agent turn may go).
-   */
-  protect: z.enum(["lastTurn", "lastUserMessage"]).optional(),
-  /**
-   * Leave a marker where each dropped run begins: how many messages were left out, and that `recall` finds them by
-   * query (default false; a pipeline config that externalizes turns it on, see `pipelineFromConfig`).
-   */
-  markDrops: z.boolean().optional(),
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .optional()
+    .meta({ description: "Strategy name in plan actions and audit records.", default: "hardFallback" }),
+  protect: z.enum(["lastTurn", "lastUserMessage"]).optional().meta({
+    description:
+      "What of the newest history is never dropped: `lastTurn` (the last user message and everything after it) or `lastUserMessage` (only that message; older calls of a long agent turn may go).",
+    default: "lastTurn",
+  }),
+  markDrops: z.boolean().optional().meta({
+    description:
+      "Leave a marker where each dropped run begins: how many messages were left out, and that `recall` finds them by query.",
+    defaultText: "`false`; `true` in a pipeline config that externalizes",
+  }),
 });
 
 /** Options of {@link createHardFallback}. */

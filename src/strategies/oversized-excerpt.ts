@@ -36,11 +36,29 @@ const share = z.number().gt(0).lte(1);
 /** The zod schema of `OversizedExcerptOptions`. */
 export const oversizedExcerptOptionsSchema = z
   .strictObject({
-    name: z.string().trim().min(1).exactOptional(),
-    share: share.exactOptional(),
-    keepShare: share.exactOptional(),
-    headShare: z.number().min(0).max(1).exactOptional(),
-    when: z.enum(["overTarget", "always"]).exactOptional(),
+    name: z
+      .string()
+      .trim()
+      .min(1)
+      .exactOptional()
+      .meta({ description: "Strategy name in plan actions and audit records.", default: "oversizedExcerpt" }),
+    share: share.exactOptional().meta({
+      description: "A message is oversized when it renders to more than this share of the target.",
+      default: 0.25,
+    }),
+    keepShare: share.exactOptional().meta({
+      description: "Share of the target an excerpt may take (at most `share`).",
+      defaultText: "half of `share`",
+    }),
+    headShare: z.number().min(0).max(1).exactOptional().meta({
+      description: "Share of an excerpt taken from the head of the text (the rest from its tail).",
+      default: 0.5,
+    }),
+    when: z.enum(["overTarget", "always"]).exactOptional().meta({
+      description:
+        "`overTarget` cuts only while the request is over its target; `always` whenever a message is oversized.",
+      default: "overTarget",
+    }),
   })
   .readonly()
   .refine((o) => o.keepShare === undefined || o.keepShare <= (o.share ?? 0.25), {

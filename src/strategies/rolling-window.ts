@@ -5,16 +5,26 @@ import { turnIndexOf } from "../log/turns.js";
 import { parseOptions } from "./options.js";
 import type { Strategy } from "./strategy.js";
 import { createWindowStrategy } from "./window-strategy.js";
-import { hysteresisCut, windowThresholdSchema, windowTriggerSchema } from "./window-trigger.js";
+import { hysteresisCut, optionalTriggerSchema, windowThresholdSchema } from "./window-trigger.js";
 
 /** JSON-shaped options of {@link createRollingWindow}. */
 export const rollingWindowOptionsSchema = z.strictObject({
-  name: z.string().trim().min(1).optional(),
-  /** Turns kept (the window's target); at least the current one. */
-  keepTurns: z.number().int().positive(),
-  /** Hysteresis: act only when more than `keepTurns + threshold` turns are in the window (default 0). */
-  threshold: windowThresholdSchema.optional(),
-  trigger: windowTriggerSchema.optional(),
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .optional()
+    .meta({ description: "Strategy name in plan actions and audit records.", default: "rollingWindow" }),
+  keepTurns: z
+    .number()
+    .int()
+    .positive()
+    .meta({ description: "Newest turns kept (the window's size); at least the current one." }),
+  threshold: windowThresholdSchema.optional().meta({
+    description: "Hysteresis: act only when more than `keepTurns + threshold` turns are in the window.",
+    default: 0,
+  }),
+  trigger: optionalTriggerSchema,
 });
 
 /** Options of {@link createRollingWindow}. */

@@ -2,18 +2,27 @@ import { z } from "zod";
 import { parseOptions } from "./options.js";
 import type { Strategy } from "./strategy.js";
 import { createWindowStrategy } from "./window-strategy.js";
-import { hysteresisCut, windowThresholdSchema, windowTriggerSchema } from "./window-trigger.js";
+import { hysteresisCut, optionalTriggerSchema, windowThresholdSchema } from "./window-trigger.js";
 
 /** JSON-shaped options of {@link createSlidingWindow}. */
 export const slidingWindowOptionsSchema = z.strictObject({
-  name: z.string().trim().min(1).optional(),
-  /** Groups kept (the window's target); a window of size zero is not a window. */
-  keepGroups: z.number().int().positive(),
-  /** Hysteresis: act only when more than `keepGroups + threshold` groups are in the window (default 0). */
-  threshold: windowThresholdSchema.optional(),
-  /** Keep system prompts outside the window (default true); false lets old system messages go too. */
-  keepSystem: z.boolean().optional(),
-  trigger: windowTriggerSchema.optional(),
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .optional()
+    .meta({ description: "Strategy name in plan actions and audit records.", default: "slidingWindow" }),
+  // A window of size zero is not a window.
+  keepGroups: z.number().int().positive().meta({ description: "Newest groups kept (the window's size)." }),
+  threshold: windowThresholdSchema.optional().meta({
+    description: "Hysteresis: act only when more than `keepGroups + threshold` groups are in the window.",
+    default: 0,
+  }),
+  keepSystem: z.boolean().optional().meta({
+    description: "Keep system prompts outside the window; `false` lets old system messages go too.",
+    default: true,
+  }),
+  trigger: optionalTriggerSchema,
 });
 
 /** Options of {@link createSlidingWindow}. */

@@ -23,33 +23,48 @@ import { absorbable, type StackedSummary, summaryMemo } from "./summary-span.js"
 
 /** JSON-shaped options of {@link createSummarization} (the summarizer and cache are passed beside them). */
 export const summarizationOptionsSchema = z.strictObject({
-  name: z.string().trim().min(1).optional(),
-  /** Groups kept verbatim after a count-triggered summary (MAF's `target`). */
-  target: z.number().int().nonnegative().optional(),
-  /** A count-triggered summary fires when more than `target + threshold` groups are verbatim. */
-  threshold: z.number().int().nonnegative().optional(),
-  /** Under token pressure, the newest groups that always stay verbatim (default 2). */
-  minKeepGroups: z.number().int().positive().optional(),
-  /** Don't summarize fewer groups than this in one go (default 2): a tiny span is not worth a model call. */
-  minSpanGroups: z.number().int().positive().optional(),
-  /**
-   * Ceiling on a summary's tokens. A summary gets the room the goal leaves after the verbatim rest of the request
-   * (at least 64 tokens); without this option it is also held to half of what the span costs, and 8,000.
-   */
-  maxSummaryTokens: z.number().int().positive().optional(),
-  /**
-   * The room a summary is given at least, as a share of the goal (default 0.5): the span grows until the goal
-   * leaves that much, since a line of summary keeps more of what happened than the same tokens of an old tool
-   * output kept verbatim. The summary takes only what it needs of it.
-   */
-  summaryShare: z.number().min(0).max(0.9).optional(),
-  /**
-   * The most summaries kept side by side (default 4). A new summary goes after the earlier ones, which stay
-   * byte-identical, so the request's leading tokens (a provider's prompt cache) survive the compaction; once
-   * there are this many, or the earlier ones leave less than a quarter of the summaries' room, the next summary
-   * absorbs them all. 1 absorbs every time: one summary.
-   */
-  maxStacked: z.number().int().positive().optional(),
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .optional()
+    .meta({ description: "Strategy name in plan actions and audit records.", default: "summarize" }),
+  target: z.number().int().nonnegative().optional().meta({
+    description: "Groups kept verbatim after a count-triggered summary (MAF's `target`).",
+    defaultText: "no count trigger: summarize under token pressure only",
+  }),
+  threshold: z.number().int().nonnegative().optional().meta({
+    description: "A count-triggered summary fires when more than `target + threshold` groups are verbatim.",
+    default: 0,
+  }),
+  minKeepGroups: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .meta({ description: "Under token pressure, the newest groups that always stay verbatim.", default: 2 }),
+  minSpanGroups: z.number().int().positive().optional().meta({
+    description: "Don't summarize fewer groups than this in one go: a tiny span is not worth a model call.",
+    default: 2,
+  }),
+  // A summary gets the room the goal leaves after the verbatim rest of the request (at least 64 tokens).
+  maxSummaryTokens: z.number().int().positive().optional().meta({
+    description: "Ceiling on a summary's tokens.",
+    defaultText: "half of what the span costs, at most 8,000",
+  }),
+  // The span grows until the goal leaves that much: a line of summary keeps more of what happened than the same
+  // tokens of an old tool output kept verbatim. The summary takes only what it needs of it.
+  summaryShare: z.number().min(0).max(0.9).optional().meta({
+    description: "The room a summary is given at least, as a share of the goal.",
+    default: 0.5,
+  }),
+  // A new summary goes after the earlier ones, which stay byte-identical, so the request's leading tokens (a
+  // provider's prompt cache) survive the compaction.
+  maxStacked: z.number().int().positive().optional().meta({
+    description:
+      "The most summaries kept side by side; once there are this many (or the earlier ones leave less than a quarter of the summaries' room) the next summary absorbs them all. 1: always one summary.",
+    default: 4,
+  }),
 });
 
 /** Options of {@link createSummarization}. */

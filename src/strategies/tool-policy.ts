@@ -53,46 +53,106 @@ export interface KeyLinesOptions {
 /** The default key lines of a cleared result: up to 4 lines and 80 tokens. */
 export const DEFAULT_KEY_LINES: Required<KeyLinesOptions> = Object.freeze({ maxLines: 4, maxTokens: 80 });
 
-const limit = z.number().int().positive().nullable().exactOptional();
-
 /** The zod schema of a `ToolPolicy` (unknown keys rejected, limits are positive integers or null). */
 export const toolPolicySchema = z
   .strictObject({
-    keepTurns: limit,
-    keepLast: limit,
-    neverEvict: z.boolean().exactOptional(),
-    minChars: z.number().int().nonnegative().exactOptional(),
-    mode: z.enum(["soft", "hard"]).exactOptional(),
-    clearArgs: z.boolean().exactOptional(),
+    keepTurns: z.number().int().positive().nullable().exactOptional().meta({
+      description:
+        "Keep results of the last K turns (1 = the current turn only); `null` switches the limit off.",
+      default: 3,
+    }),
+    keepLast: z.number().int().positive().nullable().exactOptional().meta({
+      description:
+        "Keep the last N results of this tool, counted over the whole log; `null` switches the limit off.",
+      default: 10,
+    }),
+    neverEvict: z
+      .boolean()
+      .exactOptional()
+      .meta({ description: "Results that are durable facts: never expire.", default: false }),
+    minChars: z.number().int().nonnegative().exactOptional().meta({
+      description:
+        "A tool message (soft) or group (hard) with fewer result characters is not worth clearing.",
+      default: 200,
+    }),
+    mode: z.enum(["soft", "hard"]).exactOptional().meta({
+      description:
+        "`soft` stubs expired result bodies; `hard` drops whole tool-call groups whose results all expired.",
+      default: "soft",
+    }),
+    clearArgs: z.boolean().exactOptional().meta({
+      description: "In soft mode, also stub the arguments of a call once all of its results are cleared.",
+      default: false,
+    }),
   })
   .readonly();
 
 /** The zod schema of `ToolResultRetentionOptions`. */
 export const toolResultRetentionOptionsSchema = z
   .strictObject({
-    name: z.string().trim().min(1).exactOptional(),
-    default: toolPolicySchema.exactOptional(),
-    tools: z.record(z.string().min(1), toolPolicySchema).readonly().exactOptional(),
+    name: z.string().trim().min(1).exactOptional().meta({
+      description: "Strategy name in plan actions and audit records.",
+      default: "toolResultRetention",
+    }),
+    default: toolPolicySchema.exactOptional().meta({
+      description: "The policy of every tool, overriding the built-in one field by field.",
+      defaultText: "the built-in policy (the defaults of ToolPolicy)",
+    }),
+    tools: z.record(z.string().min(1), toolPolicySchema).readonly().exactOptional().meta({
+      description: "Per tool name (the call's `name`), overriding `default` field by field.",
+      defaultText: "none",
+    }),
     durability: z
       .strictObject({
-        ephemeral: toolPolicySchema.exactOptional(),
-        anchoring: toolPolicySchema.exactOptional(),
-        replayable: toolPolicySchema.exactOptional(),
-        "non-replayable": toolPolicySchema.exactOptional(),
+        ephemeral: toolPolicySchema.exactOptional().meta({
+          description: "Results stale once the next step happened (thinking aloud, waiting, progress pings).",
+          defaultText: "`{ keepTurns: 1, keepLast: 1 }`",
+        }),
+        anchoring: toolPolicySchema.exactOptional().meta({
+          description: "What the agent keeps track of (its todo list, plan, notes).",
+          defaultText: "`{ neverEvict: true }`",
+        }),
+        replayable: toolPolicySchema.exactOptional().meta({
+          description: "Reads the agent can repeat to get the same answer (read, search, list).",
+          defaultText: "the tool's policy",
+        }),
+        "non-replayable": toolPolicySchema.exactOptional().meta({
+          description: "A side effect's answer, which calling again cannot give (write, send, pay).",
+          defaultText: "`{ neverEvict: true }`",
+        }),
       })
       .readonly()
-      .exactOptional(),
+      .exactOptional()
+      .meta({
+        description: "Per durability class, applied over the tool's policy field by field.",
+        defaultText: "the built-in classes below",
+      }),
     keyLines: z
       .union([
         z.literal(false),
         z
           .strictObject({
-            maxLines: z.number().int().positive().exactOptional(),
-            maxTokens: z.number().int().positive().exactOptional(),
+            maxLines: z
+              .number()
+              .int()
+              .positive()
+              .exactOptional()
+              .meta({ description: "Most lines kept per cleared result.", default: 4 }),
+            maxTokens: z
+              .number()
+              .int()
+              .positive()
+              .exactOptional()
+              .meta({ description: "Most tokens of those lines per cleared result.", default: 80 }),
           })
           .readonly(),
       ])
-      .exactOptional(),
+      .exactOptional()
+      .meta({
+        description:
+          "A stubbed result keeps its most telling lines (rare words, errors, test outcomes) under its placeholder while the request stays under target; `false` stubs bare.",
+        defaultText: "`{ maxLines: 4, maxTokens: 80 }`",
+      }),
   })
   .readonly();
 

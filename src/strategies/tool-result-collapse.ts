@@ -29,15 +29,47 @@ export interface ToolResultCollapseOptions {
 /** The zod schema of `ToolResultCollapseOptions` (unknown keys rejected, counts are integers). */
 export const toolResultCollapseOptionsSchema = z
   .strictObject({
-    name: z.string().trim().min(1).exactOptional(),
-    keepGroups: z.number().int().positive().exactOptional(),
-    maxLineChars: z.number().int().min(32).exactOptional(),
-    maxItemChars: z.number().int().positive().exactOptional(),
-    minGroupTokens: z.number().int().nonnegative().exactOptional(),
+    name: z.string().trim().min(1).exactOptional().meta({
+      description: "Strategy name in plan actions and audit records.",
+      default: "toolResultCollapse",
+    }),
+    keepGroups: z
+      .number()
+      .int()
+      .positive()
+      .exactOptional()
+      .meta({ description: "The newest tool-call groups of the log stay verbatim.", default: 4 }),
+    maxLineChars: z
+      .number()
+      .int()
+      .min(32)
+      .exactOptional()
+      .meta({ description: "Cap on a whole collapsed line, brackets included.", default: 200 }),
+    maxItemChars: z
+      .number()
+      .int()
+      .positive()
+      .exactOptional()
+      .meta({ description: "Cap on one `tool → result` item of the line.", default: 80 }),
+    minGroupTokens: z
+      .number()
+      .int()
+      .nonnegative()
+      .exactOptional()
+      .meta({ description: "Groups costing fewer tokens than this stay verbatim.", default: 0 }),
     trigger: z
-      .strictObject({ groups: z.number().int().nonnegative().exactOptional() })
+      .strictObject({
+        groups: z.number().int().nonnegative().exactOptional().meta({
+          description: "Run only when more than this many groups would collapse.",
+          default: 0,
+        }),
+      })
       .readonly()
-      .exactOptional(),
+      .exactOptional()
+      .meta({
+        description: "Collapse in chunks, so the prompt prefix changes now and then rather than every turn.",
+        defaultText: "`{ groups: 0 }`",
+      }),
   })
   .readonly();
 

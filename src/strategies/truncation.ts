@@ -5,21 +5,29 @@ import { createWindowStrategy } from "./window-strategy.js";
 import {
   hysteresisCut,
   lastUserGroup,
+  optionalTriggerSchema,
   windowThresholdSchema,
-  windowTriggerSchema,
 } from "./window-trigger.js";
 
 /** JSON-shaped options of {@link createTruncation}. */
 export const truncationOptionsSchema = z.strictObject({
-  name: z.string().trim().min(1).optional(),
-  /** Oldest groups kept (typically the task statement); 0 keeps only the tail. */
-  keepFirst: z.number().int().nonnegative(),
-  /** Newest groups kept; at least one. */
-  keepLast: z.number().int().positive(),
-  /** Hysteresis: act only when more than `keepFirst + keepLast + threshold` groups are in the window (default 0). */
-  threshold: windowThresholdSchema.optional(),
-  /** Typically `{ usage: 0.8 }`: truncate once the request uses more than 80 % of the context window. */
-  trigger: windowTriggerSchema.optional(),
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .optional()
+    .meta({ description: "Strategy name in plan actions and audit records.", default: "truncation" }),
+  keepFirst: z.number().int().nonnegative().meta({
+    description: "Oldest groups kept (typically the task statement); 0 keeps only the tail.",
+  }),
+  keepLast: z.number().int().positive().meta({ description: "Newest groups kept; at least one." }),
+  threshold: windowThresholdSchema.optional().meta({
+    description:
+      "Hysteresis: act only when more than `keepFirst + keepLast + threshold` groups are in the window.",
+    default: 0,
+  }),
+  // Typically `{ usage: 0.8 }`: truncate once the request uses more than 80 % of the context window.
+  trigger: optionalTriggerSchema,
 });
 
 /** Options of {@link createTruncation}. */

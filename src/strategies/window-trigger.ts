@@ -21,14 +21,23 @@ import type { StrategyMemo } from "./strategy-memo.js";
  */
 export const windowTriggerSchema = z
   .strictObject({
-    /** Share of the context window, in (0, 1]: fire when `tokens > usage × contextWindow`. */
-    usage: z.number().gt(0).lte(1).optional(),
-    /** Fire when the request carries more messages than this (a summary or pointer counts as one). */
-    messages: z.number().int().positive().optional(),
-    /** Fire when more turns than this still have a message in the request. */
-    turns: z.number().int().positive().optional(),
-    /** Fire when more groups than this still have a message in the request. */
-    groups: z.number().int().positive().optional(),
+    usage: z.number().gt(0).lte(1).optional().meta({
+      description: "Fire when the request's tokens exceed this share of the context window.",
+      defaultText: "no token limit",
+    }),
+    messages: z.number().int().positive().optional().meta({
+      description:
+        "Fire when the request carries more messages than this (a summary or pointer counts as one).",
+      defaultText: "no message limit",
+    }),
+    turns: z.number().int().positive().optional().meta({
+      description: "Fire when more turns than this still have a message in the request.",
+      defaultText: "no turn limit",
+    }),
+    groups: z.number().int().positive().optional().meta({
+      description: "Fire when more groups than this still have a message in the request.",
+      defaultText: "no group limit",
+    }),
   })
   .refine((t) => Object.values(t).some((v) => v !== undefined), {
     message:
@@ -40,6 +49,14 @@ export type WindowTrigger = z.infer<typeof windowTriggerSchema>;
 
 /** The hysteresis band above a window's target: an integer ≥ 0 (default 0, i.e. act as soon as it is over). */
 export const windowThresholdSchema = z.number().int().nonnegative();
+
+const TRIGGER_META = {
+  description: "When the strategy looks at the history at all; it fires when any given limit is exceeded.",
+  defaultText: "evaluate on every run",
+};
+
+/** The optional `trigger` option of a strategy, described for the configuration reference. */
+export const optionalTriggerSchema = windowTriggerSchema.optional().meta(TRIGGER_META);
 
 /** What the plan still sends, counted the way a trigger reads it. */
 export interface LiveCounts {

@@ -56,18 +56,46 @@ const tokens = z.number().int().nonnegative().exactOptional();
 /** The zod schema guarding {@link TokenBudgetOptions} (unknown keys are rejected, so typos are caught). */
 export const tokenBudgetOptionsSchema = z
   .strictObject({
-    model: z.string().trim().min(1).exactOptional(),
-    contextWindow: z.number().int().positive().exactOptional(),
-    reserveOutput: tokens,
-    toolSchemaTokens: tokens,
-    formattingOverhead: tokens,
-    safetyMargin: tokens,
-    injectionReserve: tokens,
-    rehydrationReserve: tokens,
+    model: z.string().trim().min(1).exactOptional().meta({
+      description: "A known model name: supplies the context window and the default output reserve.",
+      defaultText: "none: give `contextWindow`",
+    }),
+    contextWindow: z.number().int().positive().exactOptional().meta({
+      description: "The context window in tokens; overrides the model's, required for unknown models.",
+      defaultText: "the model's",
+    }),
+    reserveOutput: tokens.meta({
+      description: "Tokens kept free for the model's reply.",
+      defaultText: "the model's default max output (else 4,096), at most half the window",
+    }),
+    toolSchemaTokens: tokens.meta({
+      description:
+        "Tokens of the tool definitions sent with every request (a turn that passes `tools` counts them instead).",
+      default: 0,
+    }),
+    formattingOverhead: tokens.meta({
+      description: "Request framing not attributed to any message.",
+      default: 0,
+    }),
+    safetyMargin: tokens.meta({
+      description: "Headroom for estimation error.",
+      defaultText: "1 % of the window",
+    }),
+    injectionReserve: tokens.meta({ description: "Room kept for per-turn injected content.", default: 0 }),
+    rehydrationReserve: tokens.meta({
+      description: "Room kept for artifacts brought back this turn.",
+      default: 0,
+    }),
     tierCaps: z
-      .strictObject({ toolResults: z.number().gt(0).lte(1).exactOptional() })
+      .strictObject({
+        toolResults: z.number().gt(0).lte(1).exactOptional().meta({
+          description: "Tool results may use at most this share of the window.",
+          defaultText: "no cap",
+        }),
+      })
       .readonly()
-      .exactOptional(),
+      .exactOptional()
+      .meta({ description: "Ceilings per tier, as shares of the context window.", defaultText: "no caps" }),
   })
   .readonly();
 
@@ -155,6 +183,26 @@ export function createTokenBudget(options: TokenBudgetOptions = {}): TokenBudget
   };
   checkReserves(budget);
   return Object.freeze(budget);
+}
+
+/**
+ * A budget wherever one is taken (`createContextEngine`, `prepareTurn`, `compact`): a `TokenBudget`, the options
+ * of `createTokenBudget` (`{ model }`, `{ contextWindow, reserveOutput, … }`), or a plain ceiling on the request's
+ * tokens: a budget with that context window and no output reserve or safety margin.
+ */
+export type BudgetInput = TokenBudget | TokenBudgetOptions | number;
+
+/**
+ * A budget under which the rendered request has at most `tokens` tokens (the CLI's `--budget TOKENS`), of which
+ * `turnReserve` are kept for the turn's injected and rehydrated content.
+ */
+export function requestBudget(tokens: number, turnReserve = 0): TokenBudget {
+  return createTokenBudget({
+    contextWindow: tokens,
+    reserveOutput: 0,
+    safetyMargin: 0,
+    injectionReserve: turnReserve,
+  });
 }
 
 /** Tokens the prompt may use: window − output reserve − tool schemas − formatting − safety margin. */
