@@ -127,7 +127,9 @@ export function decodeVocabulary(file: Buffer, key: Buffer): CachedVocabulary {
   const slots = new Int32Array(own.buffer, own.byteOffset + startLength * 4, slotsLength);
   const bytesAt = (startLength + slotsLength) * 4;
   const bytes = own.subarray(bytesAt, bytesAt + bytesLength);
-  const pattern = Buffer.from(own.buffer, own.byteOffset + bytesAt + bytesLength, patternLength).toString("utf8");
+  const pattern = Buffer.from(own.buffer, own.byteOffset + bytesAt + bytesLength, patternLength).toString(
+    "utf8",
+  );
   if (start[0] !== 0 || start[startLength - 1] !== bytesLength)
     throw new Error("vocabulary offsets out of range");
   for (let r = 1; r < startLength; r++) {
