@@ -4,7 +4,7 @@
  * names the flag.
  */
 import { z } from "zod";
-import { ValidationError } from "../index.js";
+import { ValidationError } from "../errors/ledger-error.js";
 
 /** A flag a command accepts. */
 export interface FlagSpec {

@@ -2,7 +2,7 @@
  * What the CLI touches of its process, behind one small interface: tests run commands in-process with captured
  * streams, and the real entry point wires it to `process`.
  */
-import { ValidationError } from "../index.js";
+import { ValidationError } from "../errors/ledger-error.js";
 import { decodeUtf8 } from "../log/utf8-text.js";
 
 /** The streams, environment and terminal facts a command may use. */

@@ -8,31 +8,28 @@
  * is 2: the request may be fine and the same command can succeed once the store is repaired, so scripts should
  * not treat it as a mistake in their input.
  */
-import { LedgerError, type LedgerErrorCode } from "../index.js";
+import { LedgerError, type LedgerErrorCode } from "../errors/ledger-error.js";
 import { closest, GLOBAL_FLAGS, UsageError } from "./cli-args.js";
 import type { Command } from "./cli-command.js";
 import { type CliIo, printLine } from "./cli-io.js";
-import { compactCommand } from "./compact-command.js";
-import { demoCommand } from "./demo-command.js";
-import { diffCommand } from "./diff-command.js";
-import { explainCommand } from "./explain-command.js";
-import { ingestCommand } from "./ingest-command.js";
-import { prepareCommand } from "./prepare-command.js";
-import { renderCommand } from "./render-command.js";
-import { replayCommand } from "./replay-command.js";
-import { reportCommand } from "./report-command.js";
+import { COMMAND_SUMMARIES, type CommandName } from "./command-summaries.js";
 
-const COMMANDS: ReadonlyArray<Command> = [
-  ingestCommand,
-  compactCommand,
-  renderCommand,
-  prepareCommand,
-  replayCommand,
-  explainCommand,
-  diffCommand,
-  reportCommand,
-  demoCommand,
-];
+/**
+ * The commands, in the order the main help lists them. Each is loaded when it runs: `--help` and a mistyped
+ * name start without the library.
+ */
+const COMMANDS: Readonly<Record<CommandName, () => Promise<Command>>> = {
+  ingest: async () => (await import("./ingest-command.js")).ingestCommand,
+  compact: async () => (await import("./compact-command.js")).compactCommand,
+  render: async () => (await import("./render-command.js")).renderCommand,
+  prepare: async () => (await import("./prepare-command.js")).prepareCommand,
+  replay: async () => (await import("./replay-command.js")).replayCommand,
+  explain: async () => (await import("./explain-command.js")).explainCommand,
+  diff: async () => (await import("./diff-command.js")).diffCommand,
+  report: async () => (await import("./report-command.js")).reportCommand,
+  demo: async () => (await import("./demo-command.js")).demoCommand,
+};
+const NAMES = Object.keys(COMMANDS) as CommandName[];
 
 /** Error families that mean "your input or request was wrong" (exit 1); every other failure exits 2. */
 const USER_ERRORS: ReadonlySet<LedgerErrorCode> = new Set<LedgerErrorCode>([
@@ -50,7 +47,7 @@ export function exitCodeOf(error: unknown): 1 | 2 {
 
 /** The text of `context-ledger --help`. */
 export function mainHelp(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  const width = Math.max(...NAMES.map((name) => name.length));
   const flags = Object.entries(GLOBAL_FLAGS).map(
     ([name, f]) => `  --${`${name}${f.value === undefined ? "" : ` ${f.value}`}`.padEnd(width + 3)}${f.help}`,
   );
@@ -61,7 +58,7 @@ export function mainHelp(): string {
     "and a deterministic renderer, kept in a database.",
     "",
     "commands:",
-    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    ...NAMES.map((name) => `  ${name.padEnd(width)}  ${COMMAND_SUMMARIES[name]}`),
     "",
     "global options (every command):",
     ...flags,
@@ -108,18 +105,15 @@ export async function runCli(argv: ReadonlyArray<string>, io: CliIo): Promise<nu
     printLine(write, mainHelp());
     return name === undefined ? 1 : 0;
   }
-  const command = COMMANDS.find((c) => c.name === name);
-  if (command === undefined) {
-    const guess = closest(
-      name,
-      COMMANDS.map((c) => c.name),
-    );
+  const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name as CommandName] : undefined;
+  if (load === undefined) {
+    const guess = closest(name, NAMES);
     const hint = guess === undefined ? "" : `; did you mean ${guess}?`;
     printLine(io.err, `context-ledger: unknown command ${JSON.stringify(name)}${hint}\n\n${mainHelp()}`);
     return 1;
   }
   try {
-    return await command.run(rest, io);
+    return await (await load()).run(rest, io);
   } catch (error) {
     return reportError(io, name, error, rest.includes("--json"));
   }

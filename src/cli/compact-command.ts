@@ -16,6 +16,7 @@ import { nonEmpty, positiveInteger } from "./cli-args.js";
 import { defineCommand } from "./cli-command.js";
 import { requireThread, withEngine } from "./cli-engine.js";
 import { printLine } from "./cli-io.js";
+import { COMMAND_SUMMARIES } from "./command-summaries.js";
 
 /** Flags shared by the commands that run the pipeline. */
 export const PIPELINE_FLAGS = {
@@ -119,7 +120,7 @@ export function compactJson(
 /** The `compact` command. */
 export const compactCommand = defineCommand({
   name: "compact",
-  summary: "compact a thread to a token budget and commit a plan version",
+  summary: COMMAND_SUMMARIES.compact,
   usage: "compact --thread ID --budget TOKENS [--model NAME] [--config FILE]",
   description: [
     "Runs the compaction pipeline (model strategies included) on the thread's stored history so that the",

@@ -21,6 +21,7 @@ import {
 import { type CliContext, defineCommand } from "./cli-command.js";
 import { withEngine } from "./cli-engine.js";
 import { printLine } from "./cli-io.js";
+import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { compactCounts, describeActions } from "./compact-command.js";
 import { demoSession } from "./demo-session.js";
 import { explainVersion } from "./explain-command.js";
@@ -210,7 +211,7 @@ function printReport(out: (line: string) => void, r: DemoReport, kept: boolean):
 /** The `demo` command. */
 export const demoCommand = defineCommand({
   name: "demo",
-  summary: "end to end on a generated session in a temporary SQLite file, with a short report",
+  summary: COMMAND_SUMMARIES.demo,
   usage: "demo [--db PATH] [--json]",
   description: [
     "Generates an agent session, ingests it from a JSONL file into a temporary SQLite database, runs 8 turns",

@@ -8,6 +8,7 @@ import { nonEmpty } from "./cli-args.js";
 import { defineCommand } from "./cli-command.js";
 import { requireThread, withEngine } from "./cli-engine.js";
 import { printLine } from "./cli-io.js";
+import { COMMAND_SUMMARIES } from "./command-summaries.js";
 
 const versionRef = z
   .string()
@@ -28,7 +29,7 @@ export async function resolveVersion(
 /** The `diff` command. */
 export const diffCommand = defineCommand({
   name: "diff",
-  summary: "readable diff of two plan versions of a thread",
+  summary: COMMAND_SUMMARIES.diff,
   usage: "diff --thread ID FROM TO",
   description: [
     "Lists, in log order, each message whose treatment differs between plan versions FROM and TO (kept,",

@@ -10,6 +10,7 @@ import { nonEmpty, planVersion } from "./cli-args.js";
 import { defineCommand } from "./cli-command.js";
 import { requireThread, withEngine } from "./cli-engine.js";
 import { printLine } from "./cli-io.js";
+import { COMMAND_SUMMARIES } from "./command-summaries.js";
 
 /** An explanation plus what the plan's request costs as a whole (framing and synthetic messages included). */
 export interface ExplainOutcome {
@@ -35,7 +36,7 @@ export async function explainVersion(
 /** The `explain` command. */
 export const explainCommand = defineCommand({
   name: "explain",
-  summary: "table of each message under a plan: kept/cleared/summarized/externalized/dropped, tokens, why",
+  summary: COMMAND_SUMMARIES.explain,
   usage: "explain --thread ID [--plan VERSION] [--state STATE] [--grep TEXT] [--id ID]",
   description: [
     "Prints one row per message of the thread: what the plan version (default: the latest) does with it",

@@ -20,6 +20,7 @@ import { nonEmpty } from "./cli-args.js";
 import { type CliContext, defineCommand } from "./cli-command.js";
 import { withEngine } from "./cli-engine.js";
 import { printLine } from "./cli-io.js";
+import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { progressBar } from "./progress-bar.js";
 
 /** Files from this size on get a progress bar (when standard error is a terminal). */
@@ -115,7 +116,7 @@ export async function ingestText(
 /** The `ingest` command. */
 export const ingestCommand = defineCommand({
   name: "ingest",
-  summary: "append a JSONL transcript to a thread (all lines or none)",
+  summary: COMMAND_SUMMARIES.ingest,
   usage: "ingest FILE|- --thread ID [--allow-duplicate]",
   description: [
     "Appends a JSONL transcript (one message per line, OpenAI-chat-like: role, content, tool_calls,",

@@ -7,13 +7,14 @@ import { z } from "zod";
 import { formatName, nonEmpty, positiveInteger } from "./cli-args.js";
 import { defineCommand } from "./cli-command.js";
 import { requireThread, withEngine } from "./cli-engine.js";
+import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { compactCounts, PIPELINE_FLAGS } from "./compact-command.js";
 import { FORMAT_FLAG, printJson } from "./render-command.js";
 
 /** The `prepare` command. */
 export const prepareCommand = defineCommand({
   name: "prepare",
-  summary: "prepare the next model call: compact, render, record; print callId, request and stats",
+  summary: COMMAND_SUMMARIES.prepare,
   usage:
     "prepare --thread ID --budget TOKENS [--format openai|anthropic|responses] [--model NAME] [--config FILE] [--inject TEXT …]",
   description: [

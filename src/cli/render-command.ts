@@ -8,6 +8,7 @@ import { formatName, nonEmpty, planVersion } from "./cli-args.js";
 import { defineCommand } from "./cli-command.js";
 import { requireThread, withEngine } from "./cli-engine.js";
 import { printLine } from "./cli-io.js";
+import { COMMAND_SUMMARIES } from "./command-summaries.js";
 
 /** The `--format` flag. */
 export const FORMAT_FLAG = {
@@ -24,7 +25,7 @@ export function printJson(write: (text: string) => void, value: unknown): void {
 /** The `render` command. */
 export const renderCommand = defineCommand({
   name: "render",
-  summary: "print the request body of a plan version as JSON",
+  summary: COMMAND_SUMMARIES.render,
   usage: "render --thread ID [--plan VERSION] [--format openai|anthropic|responses]",
   description: [
     "Renders the thread's log under a committed plan version (default: the latest; 0 is the uncompacted log)",

@@ -10,6 +10,7 @@ import { nonEmpty } from "./cli-args.js";
 import { defineCommand } from "./cli-command.js";
 import { withEngine } from "./cli-engine.js";
 import { type CliIo, printLine } from "./cli-io.js";
+import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { printJson } from "./render-command.js";
 
 /** One line saying whether a replay matched, naming the call, thread, plan version and hashes. */
@@ -44,7 +45,7 @@ function reportMismatch(io: CliIo, r: ReplayResult, command: string): void {
 /** The `replay` command. */
 export const replayCommand = defineCommand({
   name: "replay",
-  summary: "re-render a recorded call; --verify fails when its hash differs",
+  summary: COMMAND_SUMMARIES.replay,
   usage: "replay --call CALL_ID [--verify] [--json]",
   description: [
     "Re-renders exactly what a recorded model call sent, from the stored log and plan version, and prints the",

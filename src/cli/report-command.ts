@@ -8,6 +8,7 @@ import { nonEmpty } from "./cli-args.js";
 import { defineCommand } from "./cli-command.js";
 import { withEngine } from "./cli-engine.js";
 import { printLine } from "./cli-io.js";
+import { COMMAND_SUMMARIES } from "./command-summaries.js";
 import { type ProgressBar, progressBar } from "./progress-bar.js";
 
 /** The default file name for a thread's report: its id with anything unsafe in a file name replaced. */
@@ -18,7 +19,7 @@ export function defaultReportPath(thread: string): string {
 /** The `report` command. */
 export const reportCommand = defineCommand({
   name: "report",
-  summary: "write a self-contained HTML audit report of a thread (calls, requests, fates, search)",
+  summary: COMMAND_SUMMARIES.report,
   usage: "report --thread ID [--out FILE]",
   description: [
     "Writes one HTML file that works offline: a chart of every recorded model call (prompt tokens against the",
