@@ -38,7 +38,10 @@ function loadBundle(dir: string | undefined): [Entry, (() => void) | undefined] 
   wrapper(module.exports, load, module, bundle, path.dirname(bundle));
   const save =
     cachedData === undefined || script.cachedDataRejected === true
-      ? () => writeAtomically(cacheFile, script.createCachedData())
+      ? () => {
+          writeAtomically(cacheFile, script.createCachedData());
+          cacheDir.pruneCacheFiles(dir, "cli-", 4);
+        }
       : undefined;
   return [module.exports, save];
 }

@@ -33,4 +33,21 @@ function cliCacheDir(env: Readonly<Record<string, string | undefined>>): string 
   }
 }
 
-export = { cliCacheDir };
+/**
+ * Deletes all but the `keep` most recently written files of `dir` whose names start with `prefix`: each new build
+ * or install writes its own compiled-code file, and the old ones would otherwise pile up.
+ */
+function pruneCacheFiles(dir: string, prefix: string, keep: number): void {
+  try {
+    const files = fs
+      .readdirSync(dir)
+      .filter((name) => name.startsWith(prefix))
+      .map((name) => ({ name, at: fs.statSync(path.join(dir, name)).mtimeMs }))
+      .sort((a, b) => b.at - a.at);
+    for (const { name } of files.slice(keep)) fs.unlinkSync(path.join(dir, name));
+  } catch {
+    // Another process pruning at the same time, or a file already gone: nothing to do.
+  }
+}
+
+export = { cliCacheDir, pruneCacheFiles };

@@ -1,10 +1,20 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import cacheDir from "./cache-dir.cjs";
 
-const { cliCacheDir } = cacheDir;
+const { cliCacheDir, pruneCacheFiles } = cacheDir;
 
 describe("cliCacheDir", () => {
   const roots: string[] = [];
@@ -45,5 +55,16 @@ describe("cliCacheDir", () => {
     writeFileSync(join(base, "file"), "");
     expect(cliCacheDir({ CONTEXT_LEDGER_CACHE_DIR: join(base, "file") })).toBeUndefined();
     expect(cliCacheDir({ CONTEXT_LEDGER_CACHE_DIR: join(base, "missing", "deeper") })).toBeUndefined();
+  });
+
+  it("prunes all but the newest files of a kind", () => {
+    const dir = root();
+    for (let i = 0; i < 6; i++) {
+      writeFileSync(join(dir, `cli-${i}.v8`), "");
+      utimesSync(join(dir, `cli-${i}.v8`), 1000 + i, 1000 + i);
+    }
+    writeFileSync(join(dir, "vocabulary-x.bin"), "");
+    pruneCacheFiles(dir, "cli-", 2);
+    expect(readdirSync(dir).sort()).toEqual(["cli-4.v8", "cli-5.v8", "vocabulary-x.bin"]);
   });
 });

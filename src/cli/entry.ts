@@ -3,6 +3,7 @@
  * package ships, or `main.ts` under tsx): the per-user cache is wired in, then the command runs. Tests call
  * `runCli` directly and so run without the cache.
  */
+import { flushCountStores } from "../tokens/count-store.js";
 import { useVocabularyCache } from "../tokens/vocabulary-cache.js";
 import { runCli } from "./cli.js";
 import { processIo } from "./cli-io.js";
@@ -16,5 +17,9 @@ export interface MainOptions {
 /** Runs one command with the process's streams; returns the exit code. */
 export async function main(argv: ReadonlyArray<string>, options: MainOptions = {}): Promise<number> {
   useVocabularyCache(options.cacheDir);
-  return runCli([...argv], processIo());
+  try {
+    return await runCli([...argv], processIo());
+  } finally {
+    flushCountStores(); // the texts this command counted, for the next one
+  }
 }

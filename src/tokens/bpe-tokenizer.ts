@@ -1,9 +1,11 @@
 import { BoundedCache } from "./bounded-cache.js";
 import { bpeMerge } from "./bpe-merge.js";
 import { type BpeRanks, loadBpeRanks } from "./bpe-ranks.js";
+import { type CountStore, countStoreFor } from "./count-store.js";
 import type { EncodingName } from "./encoding-data.js";
 import type { Tokenizer } from "./tokenizer.js";
 import { utf8Binary } from "./utf8-binary.js";
+import { vocabularyCacheDir } from "./vocabulary-cache.js";
 
 /** A {@link Tokenizer} that can also return token ids (used to prove exactness against tiktoken). */
 export interface BpeTokenizer extends Tokenizer {
@@ -55,25 +57,45 @@ export function createBpeTokenizer(encoding: EncodingName, options: BpeTokenizer
     splitter ??= new RegExp(vocab.pattern, "gu");
     return [vocab, splitter];
   };
+  // With a cache directory (the CLI's), whole-text counts come from and go to disk: see count-store.ts.
+  let storeDir: string | undefined;
+  let store: CountStore | undefined;
+  const countStore = (): CountStore | undefined => {
+    const dir = vocabularyCacheDir();
+    if (dir !== storeDir) {
+      storeDir = dir;
+      store = countStoreFor(encoding);
+    }
+    return store;
+  };
+  const countText = (text: string): number => {
+    const [v, re] = load();
+    let total = 0;
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+      const piece = m[0];
+      const hit = cache.get(piece);
+      if (hit !== undefined) {
+        total += hit;
+        continue;
+      }
+      const n = countPiece(piece, v);
+      if (piece.length <= MAX_CACHED_PIECE) cache.set(piece, n);
+      total += n;
+    }
+    return total;
+  };
   return {
     id: `bpe:${encoding}`,
     encoding,
     count(text: string): number {
-      const [v, re] = load();
-      let total = 0;
-      re.lastIndex = 0;
-      for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-        const piece = m[0];
-        const hit = cache.get(piece);
-        if (hit !== undefined) {
-          total += hit;
-          continue;
-        }
-        const n = countPiece(piece, v);
-        if (piece.length <= MAX_CACHED_PIECE) cache.set(piece, n);
-        total += n;
-      }
-      return total;
+      const stored = countStore();
+      if (stored === undefined) return countText(text);
+      const known = stored.get(text);
+      if (known !== undefined) return known;
+      const n = countText(text);
+      stored.set(text, n);
+      return n;
     },
     encode(text: string): number[] {
       const [v, re] = load();

@@ -1,0 +1,151 @@
+/**
+ * CLI start-up: how long a whole `context-ledger` process takes, as a multiple of a bare `node -e 0` timed in the
+ * same rounds (the floor every Node command pays). Runs the built executable (`dist/cli/bin.cjs`: the bundle with
+ * its per-user compile and vocabulary cache) warm, with the cache off, and the unbundled modules
+ * (`dist/cli/main.js`, what the executable was before the bundle), on a real trajectory ingested into a temporary
+ * SQLite file and compacted once (so explain, render and replay have cleared and summarized messages to show).
+ *
+ * Each round runs the floor and every variant once, in a shuffled order; the ratio is taken per round, then the
+ * median over rounds (a neighbour's burst moves one round, not the median).
+ *
+ * `npm run bench:cli [-- --full]` (builds first: the executable must exist)
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { repoRoot } from "../test/support/repo-root.js";
+import { listTrajectories } from "../test/support/trajectories.js";
+import { ms, summarize, type Timing } from "./support/stats.js";
+
+const FULL = process.argv.includes("--full");
+const ROUNDS = FULL ? 31 : 11;
+const bin = join(repoRoot, "dist/cli/bin.cjs");
+const unbundled = join(repoRoot, "dist/cli/main.js");
+if (!existsSync(bin) || !existsSync(join(repoRoot, "dist/cli/context-ledger.cjs"))) {
+  throw new Error("no built executable: run `npm run build` first (`npm run bench:cli` does)");
+}
+
+const work = mkdtempSync(join(tmpdir(), "cli-bench-"));
+const db = join(work, "ledger.db");
+const cacheDir = join(work, "cache");
+mkdirSync(cacheDir, { mode: 0o700 });
+
+function run(args: ReadonlyArray<string>, env: Record<string, string> = {}): string {
+  const result = spawnSync(process.execPath, args, {
+    encoding: "utf8",
+    env: { ...process.env, CONTEXT_LEDGER_CACHE_DIR: cacheDir, ...env },
+  });
+  if (result.status !== 0) throw new Error(`${args.join(" ")} exited ${result.status}: ${result.stderr}`);
+  return result.stdout;
+}
+
+// A real run of a few hundred messages (the issue's example thread had 144), compacted at 25 % of its size.
+const trajectory =
+  listTrajectories().find((t) => t.name.endsWith("django__django-14349.jsonl")) ?? listTrajectories()[0];
+if (trajectory === undefined) throw new Error("no trajectories found (../shared/data/trajectories)");
+run([bin, "ingest", trajectory.path, "--thread", "t", "--db", db]);
+const explained = JSON.parse(run([bin, "explain", "--thread", "t", "--json", "--db", db])) as {
+  totals: Record<string, { tokens: number }>;
+  logSeq: number;
+};
+const total = Object.values(explained.totals).reduce((sum, t) => sum + t.tokens, 0);
+const budget = String(Math.round(total / 4));
+const prepared = JSON.parse(
+  run([bin, "prepare", "--thread", "t", "--budget", budget, "--json", "--db", db]),
+) as {
+  callId: string;
+};
+
+const COMMANDS: ReadonlyArray<{ readonly name: string; readonly args: ReadonlyArray<string> }> = [
+  { name: "--help", args: ["--help"] },
+  { name: "explain", args: ["explain", "--thread", "t", "--db", db] },
+  { name: "render", args: ["render", "--thread", "t", "--db", db] },
+  { name: "replay --verify", args: ["replay", "--call", prepared.callId, "--verify", "--db", db] },
+  { name: "diff", args: ["diff", "--thread", "t", "0", "1", "--db", db] },
+];
+const VARIANTS: ReadonlyArray<{
+  readonly name: string;
+  readonly entry: string;
+  readonly env: Record<string, string>;
+}> = [
+  { name: "bundle, cache warm", entry: bin, env: {} },
+  { name: "bundle, cache off", entry: bin, env: { CONTEXT_LEDGER_CACHE: "off" } },
+  { name: "unbundled, cache off", entry: unbundled, env: { CONTEXT_LEDGER_CACHE: "off" } },
+];
+
+function timed(args: ReadonlyArray<string>, env: Record<string, string> = {}): number {
+  const start = performance.now();
+  run(args, env);
+  return performance.now() - start;
+}
+
+function shuffled<T>(items: ReadonlyArray<T>, seed: number): T[] {
+  const out = [...items];
+  let s = seed;
+  for (let i = out.length - 1; i > 0; i--) {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+    const j = s % (i + 1);
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+interface Row {
+  readonly command: string;
+  readonly variant: string;
+  readonly ms: Timing;
+  readonly ratio: Timing;
+}
+
+const rows: Row[] = [];
+const floorTimes: number[] = [];
+for (const command of COMMANDS) {
+  for (const v of VARIANTS) run([v.entry, ...command.args], v.env); // warm-up: fills the cache, the page cache
+  const times = new Map<string, number[]>(VARIANTS.map((v) => [v.name, []]));
+  const ratios = new Map<string, number[]>(VARIANTS.map((v) => [v.name, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = shuffled(["floor", ...VARIANTS.map((v) => v.name)], round + 1);
+    const took = new Map<string, number>();
+    for (const name of order) {
+      const variant = VARIANTS.find((v) => v.name === name);
+      took.set(
+        name,
+        variant === undefined ? timed(["-e", "0"]) : timed([variant.entry, ...command.args], variant.env),
+      );
+    }
+    const floor = took.get("floor")!;
+    floorTimes.push(floor);
+    for (const v of VARIANTS) {
+      times.get(v.name)!.push(took.get(v.name)!);
+      ratios.get(v.name)!.push(took.get(v.name)! / floor);
+    }
+  }
+  for (const v of VARIANTS) {
+    rows.push({
+      command: command.name,
+      variant: v.name,
+      ms: summarize(times.get(v.name)!),
+      ratio: summarize(ratios.get(v.name)!),
+    });
+  }
+}
+
+const floor = summarize(floorTimes);
+console.log(
+  `CLI start-up on ${trajectory.name} (${explained.logSeq} messages, compacted to ${budget} tokens), ` +
+    `${ROUNDS} rounds; node -e 0: ${ms(floor.median)} ms (${ms(floor.min)}–${ms(floor.max)})`,
+);
+console.log("| command | variant | ms median (min–max) | × node -e 0 (median of rounds) |");
+console.log("|---|---|---:|---:|");
+for (const r of rows) {
+  console.log(
+    `| ${r.command} | ${r.variant} | ${ms(r.ms.median)} (${ms(r.ms.min)}–${ms(r.ms.max)}) | ${r.ratio.median.toFixed(2)}× |`,
+  );
+}
+mkdirSync(join(repoRoot, "benchmarks/results"), { recursive: true });
+writeFileSync(
+  join(repoRoot, "benchmarks/results/cli.json"),
+  `${JSON.stringify({ trajectory: trajectory.name, messages: explained.logSeq, budget, rounds: ROUNDS, floor, rows }, null, 2)}\n`,
+);
+rmSync(work, { recursive: true, force: true });
