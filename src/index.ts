@@ -218,7 +218,7 @@ export { createMemoryStores } from "./stores/memory/memory-stores.js";
 export type { MemorySummaryCache, MemorySummaryCacheOptions } from "./stores/memory/memory-summary-cache.js";
 export { createMemorySummaryCache } from "./stores/memory/memory-summary-cache.js";
 export type { ModelCallRecord, ModelCallStore, ModelUsage } from "./stores/model-call-store.js";
-export type { PlanStore } from "./stores/plan-store.js";
+export type { CommitOptions, PlanStore } from "./stores/plan-store.js";
 export type { Clock, Stores } from "./stores/stores.js";
 export type { CachedSummary, SummaryCache } from "./stores/summary-cache.js";
 
