@@ -111,7 +111,7 @@ export type {
   ToolResultPart,
 } from "./log/message.js";
 export { textOf, toolCallsOf, toolResultsOf } from "./log/message.js";
-export { messageInputSchema } from "./log/message-schema.js";
+export { MAX_ID_LENGTH, MAX_JSON_DEPTH, MAX_META_DEPTH, messageInputSchema } from "./log/message-schema.js";
 export type {
   AnthropicReply,
   AnthropicReplyBlock,
