@@ -5,8 +5,9 @@
  * written. The rules are `validatePlan`'s; what differs is the reading. A store cannot hold every thread's log in
  * memory, and a commit is on the path of every compacting turn, so only what the new actions name is read: their
  * ids' seqs, their messages, and the messages that answer (or made) the calls among them, found by reading outward
- * from each in doubling windows. The log is append-only, so what is read before the commit's transaction still
- * holds when it writes.
+ * from each in doubling windows (a clear's excerpt records are not looked into there). The log is append-only,
+ * so what is read before the commit's transaction still holds when it writes. A commit that brings the log the
+ * plan was validated against (the engine's) is validated on that log instead, by `validatePlan` itself.
  */
 import { PlanValidationError } from "../errors/ledger-error.js";
 import type { LogView } from "../log/log-view.js";
