@@ -117,7 +117,7 @@ export type {
   ToolResultPart,
 } from "./log/message.js";
 export { textOf, toolCallsOf, toolResultsOf } from "./log/message.js";
-export { messageInputSchema } from "./log/message-schema.js";
+export { MAX_ID_LENGTH, MAX_JSON_DEPTH, MAX_META_DEPTH, messageInputSchema } from "./log/message-schema.js";
 export type {
   AnthropicReply,
   AnthropicReplyBlock,
@@ -223,7 +223,7 @@ export { createMemoryStores } from "./stores/memory/memory-stores.js";
 export type { MemorySummaryCache, MemorySummaryCacheOptions } from "./stores/memory/memory-summary-cache.js";
 export { createMemorySummaryCache } from "./stores/memory/memory-summary-cache.js";
 export type { ModelCallRecord, ModelCallStore, ModelUsage } from "./stores/model-call-store.js";
-export type { PlanStore } from "./stores/plan-store.js";
+export type { CommitOptions, PlanStore } from "./stores/plan-store.js";
 export type { Clock, Stores } from "./stores/stores.js";
 export type { CachedSummary, SummaryCache } from "./stores/summary-cache.js";
 export type { DropOldestOptions } from "./strategies/drop-oldest-to-fit.js";

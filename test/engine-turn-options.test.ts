@@ -47,6 +47,22 @@ describe("prepareTurn options", () => {
     expect(await stores.calls.list("t")).toEqual([]);
   });
 
+  it("refuses tool parameters nested 100,000 deep with a ValidationError naming the path, not a stack overflow", async () => {
+    const { engine, stores } = await engineWithThread();
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 100_000; i++) deep = { d: deep };
+    const attempt = engine.prepareTurn("t", {
+      format: "openai",
+      tools: [{ name: "x", parameters: { p: deep } }],
+    });
+    await expect(attempt).rejects.toBeInstanceOf(ValidationError);
+    await expect(attempt).rejects.toThrow(/nests deeper than 64 levels/);
+    await expect(attempt).rejects.toMatchObject({
+      where: { field: expect.stringMatching(/^tools\[0\]\.parameters\.p\.d\./) },
+    });
+    expect(await stores.calls.list("t")).toEqual([]);
+  });
+
   it("takes strings and { text, role } injections, rehydrated artifacts, a model, a budget and a signal", async () => {
     const { engine } = await engineWithThread();
     const turn = await engine.prepareTurn("t", {

@@ -17,6 +17,7 @@ import { serializePlan } from "../src/plan/plan-schema.js";
 import { openSqliteStores } from "../src/stores/sqlite/index.js";
 import type { Stores } from "../src/stores/stores.js";
 import { fcParams } from "./support/arbitrary-log.js";
+import { stored } from "./support/store-fixtures.js";
 
 const RUNS = 150;
 let deltaRows = 0;
@@ -41,6 +42,14 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ op: fc.constant("stale" as const) }) },
 );
 
+// A commit is checked against the stored log: thread t holds every id the actions name (m0-0 … m199-3), below
+// SEEDED, and room after it for the histories' basedOnSeq to grow into.
+const SEEDED = 800;
+const seededLog = Array.from({ length: SEEDED + 300 }, (_, seq) =>
+  stored(seq, seq < SEEDED ? `m${Math.floor(seq / 4)}-${seq % 4}` : `pad${seq}`),
+);
+const based = (plan: CompactionPlan): number => Math.max(plan.basedOnSeq, SEEDED);
+
 let serial = 0;
 function action(n: number): PlanAction {
   const kinds = ["drop", "clear", "summarize"] as const;
@@ -59,6 +68,7 @@ async function checkHistory(steps: ReadonlyArray<Step>): Promise<void> {
   const path = join(dir, `db-${serial++}.db`);
   const open = (): Stores => openSqliteStores({ path, synchronous: "normal" });
   let writer = open();
+  await writer.log.append("t", 0, seededLog);
   const committed: CompactionPlan[] = [];
   const opened: Stores[] = [writer];
   let current = emptyPlan("t");
@@ -73,7 +83,7 @@ async function checkHistory(steps: ReadonlyArray<Step>): Promise<void> {
       }
       if (step.op === "stale") {
         if (current.version === 0) continue;
-        const stale = nextPlan(emptyPlan("t"), [action(n++)], current.basedOnSeq);
+        const stale = nextPlan(emptyPlan("t"), [action(n++)], based(current));
         await expect(writer.plans.commit(stale, 0)).rejects.toBeInstanceOf(VersionConflictError);
         continue;
       }
@@ -85,7 +95,7 @@ async function checkHistory(steps: ReadonlyArray<Step>): Promise<void> {
         const next = nextPlan(
           base,
           [...base.actions, ...Array.from({ length: step.added }, () => action(n++))],
-          base.basedOnSeq,
+          based(base),
         );
         await other.plans.commit(next, base.version);
         committed.push(next);
@@ -96,7 +106,7 @@ async function checkHistory(steps: ReadonlyArray<Step>): Promise<void> {
         step.op === "extend"
           ? [...current.actions, ...Array.from({ length: step.added }, () => action(n++))]
           : [...current.actions.slice(0, step.keep).reverse(), action(n++)];
-      const basedOnSeq = current.basedOnSeq + (step.op === "extend" ? step.grow : 0);
+      const basedOnSeq = based(current) + (step.op === "extend" ? step.grow : 0);
       const next = nextPlan(current, actions, basedOnSeq);
       await writer.plans.commit(next, current.version);
       committed.push(next);

@@ -6,8 +6,10 @@ import { STORE_BACKENDS, StoreOpener } from "./support/store-backends.js";
 import { artifactCases, summaryCases } from "./support/store-cases-artifacts.js";
 import { callCases, durabilityCases } from "./support/store-cases-calls.js";
 import { checkpointCases } from "./support/store-cases-checkpoints.js";
+import { idCases } from "./support/store-cases-ids.js";
 import { logCases } from "./support/store-cases-log.js";
 import { planCases } from "./support/store-cases-plan.js";
+import { planLogCases } from "./support/store-cases-plan-log.js";
 import { processCases } from "./support/store-cases-processes.js";
 import { searchCases } from "./support/store-cases-search.js";
 
@@ -42,6 +44,8 @@ for (const backend of STORE_BACKENDS) {
     describe("log", () => logCases(opener, title));
     describe("log search", () => searchCases(backend, opener, title));
     describe("plans", () => planCases(opener, title));
+    describe("plans against the log", () => planLogCases(opener, title));
+    describe("ids", () => idCases(opener, title));
     describe("artifacts", () => artifactCases(opener, title));
     describe("summaries", () => summaryCases(backend, opener, title));
     describe("model calls", () => callCases(opener, title));

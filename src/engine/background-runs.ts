@@ -113,7 +113,7 @@ async function commitJob(
   const figures = { tokensBefore: job.tokensAfter, tokensAfter: result.report.tokensAfter };
   try {
     const added = result.plan.actions.slice(job.basePlan.actions.length);
-    await commitPlan(core, "background", job.replaces, plan, figures, 1, added);
+    await commitPlan(core, "background", job.replaces, plan, figures, 1, ranOn, added);
   } catch (error) {
     if (!(error instanceof VersionConflictError)) throw error;
     discard(core, job, "another writer committed first");

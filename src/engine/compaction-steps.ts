@@ -1,5 +1,6 @@
 import type { PipelineReport } from "../compaction/pipeline-report.js";
 import { LedgerError, NotFoundError, VersionConflictError } from "../errors/ledger-error.js";
+import type { LogView } from "../log/log-view.js";
 import type { CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
 import type { EngineCore } from "./engine-core.js";
 import { ACTION_EVENT, type EngineOperation } from "./engine-events.js";
@@ -109,10 +110,12 @@ export async function commitPlan(
   plan: CompactionPlan,
   figures: CommitFigures,
   attempt: number,
+  log: LogView,
   added?: ReadonlyArray<PlanAction>,
 ): Promise<void> {
   try {
-    await core.stores.plans.commit(plan, previous.version);
+    // The plan was validated against `log`, read from these stores: the store checks it against that log.
+    await core.stores.plans.commit(plan, previous.version, { checkedAgainst: log });
   } catch (error) {
     if (error instanceof VersionConflictError) {
       core.events.emit("version_conflict", plan.threadId, {

@@ -92,7 +92,7 @@ async function compactOnce(
   reportSteps(core, "compact", threadId, run.report);
   const changed = run.ok && run.changed;
   const figures = { tokensBefore: run.report.tokensBefore, tokensAfter: run.report.tokensAfter };
-  if (changed) await commitPlan(core, "compact", plan, run.plan, figures, attempt);
+  if (changed) await commitPlan(core, "compact", plan, run.plan, figures, attempt, log);
   core.loader.remember(threadId, { log, plan: run.plan });
   if (changed) core.loader.settled(log, run.plan, true);
   return {

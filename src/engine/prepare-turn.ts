@@ -91,7 +91,9 @@ async function runTurn<F extends ProviderFormat>(
   const request = (result.request ??
     checkedRequest(result.prompt, requestSpec(input))) as ProviderRequestMap[F];
   const figures = { tokensBefore: result.report.tokensBefore, tokensAfter: result.report.tokensAfter };
-  if (result.changed) await commitPlan(core, "prepareTurn", state.plan, result.plan, figures, attempt);
+  if (result.changed) {
+    await commitPlan(core, "prepareTurn", state.plan, result.plan, figures, attempt, state.log);
+  }
   // A background run starts only once the turn is finished (its call recorded): with a store that answers
   // asynchronously, a run started earlier would take the event loop while the turn waits for that answer.
   let finished!: () => void;

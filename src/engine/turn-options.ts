@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ValidationError } from "../errors/ledger-error.js";
-import { formatIssuePath } from "../log/message-schema.js";
+import { formatIssuePath, jsonDepthCheck } from "../log/message-schema.js";
 import type { ActionKind } from "../plan/compaction-plan.js";
 import type { ProviderFormat, ProviderRequestMap } from "../render/provider-rules.js";
 import type { Injection, RehydratedArtifact } from "../render/render-prompt.js";
@@ -197,7 +197,7 @@ const turnOptionsSchema = z.strictObject({
       z.strictObject({
         name: nonEmpty,
         description: z.string().optional(),
-        parameters: z.record(z.string(), z.unknown()).optional(),
+        parameters: z.record(z.string(), z.unknown()).superRefine(jsonDepthCheck()).optional(),
       }),
       { error: "must be an array of { name, description?, parameters? } tool definitions" },
     )

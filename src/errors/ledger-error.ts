@@ -70,13 +70,16 @@ export class ValidationError extends LedgerError {
 export class PlanValidationError extends LedgerError {
   /** Every problem found, not only the first. */
   readonly problems: ReadonlyArray<string>;
-  constructor(problems: ReadonlyArray<string>, where: ErrorLocation = {}) {
+  /** The version of the refused plan, when the check knew it (a store's commit names it). */
+  readonly planVersion: number | undefined;
+  constructor(problems: ReadonlyArray<string>, where: ErrorLocation = {}, planVersion?: number) {
     super(
       "PLAN_INVALID",
-      `invalid compaction plan: ${problems.slice(0, 5).join("; ")}${problems.length > 5 ? ` (+${problems.length - 5} more)` : ""}`,
+      `invalid compaction plan${planVersion === undefined ? "" : ` version ${planVersion}`}: ${problems.slice(0, 5).join("; ")}${problems.length > 5 ? ` (+${problems.length - 5} more)` : ""}`,
       where,
     );
     this.problems = problems;
+    this.planVersion = planVersion;
   }
 }
 

@@ -1,13 +1,34 @@
 import { z } from "zod";
 import type { MessageInput } from "./message.js";
 
+/** The longest id accepted (message, artifact, tenant…), in UTF-16 code units. */
+export const MAX_ID_LENGTH = 512;
+
+/**
+ * Why `id` is not an id every backend can store, or undefined: an id is a non-empty string of at most
+ * {@link MAX_ID_LENGTH} characters without NUL (PostgreSQL text refuses it, so memory and SQLite refuse it too).
+ * Thread, message, tool-call, model-call, tenant and artifact ids all follow this rule.
+ */
+export function idProblem(id: unknown): string | undefined {
+  if (typeof id !== "string" || id.length === 0) return "must be a non-empty string";
+  if (id.length > MAX_ID_LENGTH) return `must be at most ${MAX_ID_LENGTH} characters (got ${id.length})`;
+  if (id.includes("\u0000")) return "must not contain a NUL character";
+  return undefined;
+}
+
+/** zod schema of an id (see {@link idProblem}). */
+export const idSchema = z.string().superRefine((id, ctx) => {
+  const problem = idProblem(id);
+  if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+});
+
 /** zod schema of one part, guarding everything appended to a log. */
 export const partSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("text"), text: z.string() }).strict(),
   z
     .object({
       type: z.literal("tool_call"),
-      callId: z.string().min(1, "must be a non-empty string"),
+      callId: idSchema,
       name: z.string().min(1, "must be a non-empty string"),
       args: z.string(),
     })
@@ -15,7 +36,7 @@ export const partSchema = z.discriminatedUnion("type", [
   z
     .object({
       type: z.literal("tool_result"),
-      callId: z.string().min(1, "must be a non-empty string"),
+      callId: idSchema,
       content: z.string(),
       isError: z.boolean().optional(),
     })
@@ -41,19 +62,6 @@ export const partSchema = z.discriminatedUnion("type", [
 
 /** How deep caller-supplied metadata may nest (objects and arrays); deeper is refused, not walked. */
 export const MAX_META_DEPTH = 32;
-
-/** The longest id accepted (message, artifact, tenant…), in UTF-16 code units. */
-export const MAX_ID_LENGTH = 512;
-
-/**
- * An id every backend can store: non-empty, at most {@link MAX_ID_LENGTH} characters, no NUL (PostgreSQL text
- * refuses it, so memory and SQLite refuse it too).
- */
-export const idSchema = z
-  .string()
-  .min(1, "must be a non-empty string")
-  .max(MAX_ID_LENGTH, `must be at most ${MAX_ID_LENGTH} characters`)
-  .refine((id) => !id.includes("\u0000"), "must not contain a NUL character");
 
 /**
  * Why `value` is not plain JSON within `maxDepth` levels, with the path to the offending value, or undefined.
@@ -89,6 +97,21 @@ export function jsonProblem(
     }
   }
   return undefined;
+}
+
+/** How deep other JSON the API takes (tool parameter schemas, tool-call inputs) may nest. */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * A zod refinement bounding a JSON value's nesting at `maxDepth` levels, walked without recursion (see
+ * {@link jsonProblem}): a value nested thousands deep is a `ValidationError` naming its path, not a stack
+ * overflow later when it is serialized.
+ */
+export function jsonDepthCheck(maxDepth: number = MAX_JSON_DEPTH) {
+  return (value: unknown, ctx: z.RefinementCtx): void => {
+    const problem = jsonProblem(value, maxDepth);
+    if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem.message, path: problem.path });
+  };
 }
 
 /** A JSON value within the metadata depth bound (see {@link jsonProblem}). */

@@ -21,13 +21,14 @@ export interface PlanProblem {
 }
 
 /** Whether an action leaves a message in the request as a real message (so its calls/results still pair). */
-const keepsMessage: Record<ActionKind, boolean> = {
+export const KEEPS_MESSAGE: Readonly<Record<ActionKind, boolean>> = {
   include: true,
   clear: true,
   summarize: false,
   externalize: false,
   drop: false,
 };
+const keepsMessage = KEEPS_MESSAGE;
 
 // Plans known valid for a log. Appending to a log never invalidates a valid plan (new messages are included by
 // default, and a new result only joins a pending group, whose messages a valid plan leaves included), so a plan

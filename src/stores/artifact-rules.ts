@@ -24,7 +24,7 @@ const sensitivitySchema = z.enum(["public", "internal", "confidential", "restric
 /** The longest time to live an artifact may have: 100 years (a date past that is not a useful expiry). */
 export const MAX_TTL_MS = 100 * 365.25 * 24 * 3_600_000;
 
-const inputSchema = z.object({
+const inputSchema = z.strictObject({
   content: z.string(),
   tenant: idSchema,
   sensitivity: sensitivitySchema.optional(),
@@ -34,7 +34,7 @@ const inputSchema = z.object({
   artifactId: idSchema.optional(),
 });
 
-const contextSchema = z.object({ tenant: z.string().min(1), clearance: sensitivitySchema.optional() });
+const contextSchema = z.object({ tenant: idSchema, clearance: sensitivitySchema.optional() });
 
 /**
  * The id an artifact gets when the writer gives none: derived from the tenant and the content hash, so writing

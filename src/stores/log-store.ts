@@ -2,6 +2,7 @@ import { ValidationError, VersionConflictError } from "../errors/ledger-error.js
 import { validatedOnAppend } from "../log/append-batch.js";
 import { deepFreeze } from "../log/deep-freeze.js";
 import type { Message } from "../log/message.js";
+import { idProblem } from "../log/message-schema.js";
 import {
   checkValue,
   isStoredMessage,
@@ -109,10 +110,10 @@ export function checkAppendBatch(
       ...(typeof rawId === "string" ? { messageId: rawId } : {}),
     };
     // A message the engine's log built has been validated on its way in; anything else is checked here.
-    const message = validatedOnAppend(entry?.message)
-      ? entry.message
-      : checkValue(storedMessageSchema, entry?.message, source);
+    const checked = validatedOnAppend(entry?.message);
+    const message = checked ? entry.message : checkValue(storedMessageSchema, entry?.message, source);
     const where = { threadId, index, messageId: message.id };
+    if (!checked) checkIds(message, where);
     if (message.seq !== expectedSeq + index) {
       throw new ValidationError(
         `message seq ${message.seq} does not continue the batch (expected ${expectedSeq + index})`,
@@ -127,6 +128,25 @@ export function checkAppendBatch(
     }
     ids.add(message.id);
     checkValue(tokenCountsSchema, entry.tokens, { ...source, messageId: message.id, fieldPrefix: "tokens" });
+  });
+}
+
+/**
+ * The id rules of `idProblem` for a message appended straight to a store (the engine's log checked its own): its
+ * id and its parts' call ids. Rows read back are not held to them, so a row written before the rules still reads.
+ */
+function checkIds(
+  message: Pick<Message, "id"> & { readonly parts: ReadonlyArray<{ type: string; callId?: string }> },
+  where: { threadId: string; index: number; messageId: string },
+): void {
+  const problem = idProblem(message.id);
+  if (problem !== undefined) throw new ValidationError(`message id ${problem}`, { ...where, field: "id" });
+  message.parts.forEach((part, i) => {
+    if (part.type !== "tool_call" && part.type !== "tool_result") return;
+    const bad = idProblem(part.callId);
+    if (bad !== undefined) {
+      throw new ValidationError(`call id ${bad}`, { ...where, field: `parts[${i}].callId` });
+    }
   });
 }
 
@@ -155,10 +175,15 @@ export function checkReadArguments(threadId: string, fromSeq: number, toSeq: num
   if (toSeq !== undefined) checkSeq(threadId, toSeq, "toSeq");
 }
 
-/** Throws `ValidationError` unless the thread id is a non-empty string. */
+/**
+ * Throws `ValidationError` unless the thread id is an id every backend can store (non-empty, at most
+ * `MAX_ID_LENGTH` characters, no NUL): the same answer on every backend, never a database error.
+ */
 export function checkThreadId(threadId: string): void {
-  if (typeof threadId !== "string" || threadId.length === 0) {
-    throw new ValidationError("thread id must be a non-empty string", { field: "threadId" });
+  const problem = idProblem(threadId);
+  if (problem !== undefined) {
+    const shown = typeof threadId === "string" ? ` ${JSON.stringify(threadId.slice(0, 80))}` : "";
+    throw new ValidationError(`thread id${shown} ${problem}`, { field: "threadId" });
   }
 }
 

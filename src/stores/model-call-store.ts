@@ -1,5 +1,6 @@
 import { NotFoundError, ValidationError } from "../errors/ledger-error.js";
 import { deepFreeze } from "../log/deep-freeze.js";
+import { idProblem } from "../log/message-schema.js";
 import { checkValue, modelCallRecordSchema, modelUsageSchema, parseRow } from "./store-row-schemas.js";
 
 /** Token usage a provider reported for one call. */
@@ -125,6 +126,15 @@ export function duplicateCallError(record: ModelCallRecord): ValidationError {
     threadId: record.threadId,
     field: "callId",
   });
+}
+
+/**
+ * Throws `ValidationError` unless `callId` is an id every backend can store (see `idProblem`): a NUL in it is a
+ * clear error on every backend, not an outage on PostgreSQL.
+ */
+export function checkCallId(callId: string): void {
+  const problem = idProblem(callId);
+  if (problem !== undefined) throw new ValidationError(`model call id ${problem}`, { field: "callId" });
 }
 
 /** The error raised when usage is set for a call that was never recorded. */

@@ -90,6 +90,11 @@ export interface PreparedCommit {
   readonly body: string;
   /** What to remember once the row is committed (absent when the plan is not safely immutable). */
   readonly known?: KnownPlan;
+  /**
+   * The committed version `expectedVersion` as this instance holds it, if it does: the check against the stored
+   * log reads only what the new version changes from it.
+   */
+  readonly base: CompactionPlan | undefined;
 }
 
 /**
@@ -105,16 +110,22 @@ export function prepareCommit(
   expectedVersion: number,
 ): PreparedCommit {
   checkCommitArguments(plan, expectedVersion);
-  const parent = extendedParent(known.get(plan.threadId), plan, expectedVersion);
+  const remembered = known.get(plan.threadId);
+  const parent = extendedParent(remembered, plan, expectedVersion);
   if (parent !== undefined) {
     const from = parent.plan.actions.length;
     checkAddedActions(plan, from);
     const added = plan.actions.slice(from);
     const body = canonicalJson({ added, basedOnSeq: plan.basedOnSeq });
-    return withKnown({ kind: "delta", body }, plan, from, parent.deltas + 1);
+    return withKnown({ kind: "delta", body, base: parent.plan }, plan, from, parent.deltas + 1);
   }
   checkValue(planSchema, plan, { what: `plan version ${plan.version}`, threadId: plan.threadId });
-  return withKnown({ kind: "full", body: serializePlan(plan) }, plan, 0, 0);
+  // A version stored whole may still share most actions with a known one (past the delta limit, a replacement).
+  const base =
+    remembered?.version === expectedVersion
+      ? (remembered.plans.find((candidate) => extendsPlan(plan, candidate)) ?? remembered.plans[0])
+      : undefined;
+  return withKnown({ kind: "full", body: serializePlan(plan), base }, plan, 0, 0);
 }
 
 /** The remembered object of version `expectedVersion` that `plan` extends, when a delta may follow it. */

@@ -1,4 +1,5 @@
 import { NotFoundError, ValidationError, VersionConflictError } from "../errors/ledger-error.js";
+import type { LogView } from "../log/log-view.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import { planActionSchema, planHeaderSchema, planSchema } from "../plan/plan-schema.js";
 import { checkSeq, checkThreadId } from "./log-store.js";
@@ -17,8 +18,12 @@ import { checkValue } from "./store-row-schemas.js";
  * await plans.get("t1", next.version); // the same plan, JSON-exact
  */
 export interface PlanStore {
-  /** Stores `plan` as version `expectedVersion + 1` of its thread. */
-  commit(plan: CompactionPlan, expectedVersion: number): Promise<void>;
+  /**
+   * Stores `plan` as version `expectedVersion + 1` of its thread. The plan is checked against the thread's stored
+   * log first (ids it names, call groups it would split, pending calls, `basedOnSeq`): a plan the log cannot
+   * carry throws `PlanValidationError` naming the version and the id, and nothing is written.
+   */
+  commit(plan: CompactionPlan, expectedVersion: number, options?: CommitOptions): Promise<void>;
   /** The newest committed plan, or the empty plan (version 0) when none was committed. */
   latest(threadId: string): Promise<CompactionPlan>;
   /** One version (0 is the empty plan); throws `NotFoundError` for a version never committed. */
@@ -37,6 +42,16 @@ export interface PlanStore {
    * committed. Optional: without it such a commit stores the whole plan.
    */
   adopt?(plan: CompactionPlan): Promise<void>;
+}
+
+/** Options of `PlanStore.commit`. */
+export interface CommitOptions {
+  /**
+   * A log of the plan's thread read from these stores, which the plan was validated against (the engine's own
+   * commits pass it). The store then checks that the log is its thread's (its last message is where the store
+   * holds it) and validates the plan against it, instead of reading the messages the plan names.
+   */
+  readonly checkedAgainst?: LogView;
 }
 
 /** Checks the arguments of `get` (and of `adopt`, with the plan's thread and version): thread id and version. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ValidationError } from "../errors/ledger-error.js";
-import { formatIssuePath, metaSchema, partSchema } from "../log/message-schema.js";
+import { formatIssuePath, idSchema, metaSchema, partSchema } from "../log/message-schema.js";
 
 /**
  * zod schemas for what the stores persist and read back. Database rows come from outside the process (another
@@ -185,8 +185,8 @@ export const modelUsageSchema = z
 /** zod schema of a model-call audit record. */
 export const modelCallRecordSchema = z
   .object({
-    callId: z.string().min(1),
-    threadId: z.string().min(1),
+    callId: idSchema,
+    threadId: idSchema,
     logSeq: z.number().int().nonnegative(),
     callNumber: z.number().int().positive().optional(),
     planVersion: z.number().int().nonnegative(),

@@ -16,8 +16,10 @@ import { serializePlan } from "../../src/plan/plan-schema.js";
 import type { PlanStore } from "../../src/stores/plan-store.js";
 import { migratePostgres, POSTGRES_MIGRATIONS } from "../../src/stores/postgres/index.js";
 import { migrateSqlite, SQLITE_MIGRATIONS } from "../../src/stores/sqlite/index.js";
+import type { Stores } from "../../src/stores/stores.js";
 import type { StoreOpener } from "./store-backends.js";
 import { rejection } from "./store-cases-log.js";
+import { stored } from "./store-fixtures.js";
 import type { StoreTarget } from "./store-target.js";
 
 /** A plan using every action kind and record field, with text that JSON and SQL text columns find awkward. */
@@ -25,7 +27,7 @@ function richPlan(threadId: string, version: number): CompactionPlan {
   return createPlan({
     threadId,
     version,
-    basedOnSeq: 40 + version,
+    basedOnSeq: BASE + 40 + version,
     actions: [
       { kind: "include", span: ["m0"], record: { kind: "include" }, strategy: "pin", reason: "system" },
       {
@@ -71,10 +73,38 @@ function richPlan(threadId: string, version: number): CompactionPlan {
   });
 }
 
+/**
+ * A commit is checked against the thread's stored log, so these cases give thread t1 a log holding every id their
+ * plans name (before seq {@link BASE}) and plans based at or past it: the plan mechanics are tested on plans a log
+ * can carry. The log's own checks have cases of their own (`planLogCases`).
+ */
+const BASE = 1_000;
+const LOG_LENGTH = 1_200;
+
+function seededIds(): string[] {
+  const ids = Array.from({ length: 8 }, (_, i) => `m${i}`);
+  for (let v = 1; v <= 100; v++) for (let k = 0; k < 3; k++) ids.push(`v${v}_${k}`, `v${v}_${k}r`);
+  return ids;
+}
+
+/** Appends thread t1's log (see {@link BASE}) to `stores`. */
+export async function seedPlanLog(stores: Stores, threadId = "t1"): Promise<void> {
+  const ids = seededIds();
+  const entries = Array.from({ length: LOG_LENGTH }, (_, seq) => stored(seq, ids[seq] ?? `pad${seq}`));
+  await stores.log.append(threadId, 0, entries);
+}
+
+/** Fresh stores whose thread t1 has the seeded log. */
+async function freshWithLog(opener: StoreOpener): ReturnType<StoreOpener["fresh"]> {
+  const fresh = await opener.fresh();
+  await seedPlanLog(fresh.stores);
+  return fresh;
+}
+
 /** Plan store cases: versions, conflicts, exact round trips (and versions stored as deltas). */
 export function planCases(opener: StoreOpener, title: (t: string) => string): void {
   it(title("before any commit: latest and version 0 are the empty plan, versions is empty"), async () => {
-    const { stores } = await opener.fresh();
+    const { stores } = await freshWithLog(opener);
     expect(await stores.plans.latest("t1")).toEqual(emptyPlan("t1"));
     expect(await stores.plans.get("t1", 0)).toEqual(emptyPlan("t1"));
     expect(await stores.plans.versions("t1")).toEqual([]);
@@ -82,7 +112,7 @@ export function planCases(opener: StoreOpener, title: (t: string) => string): vo
   });
 
   it(title("commits versions in order; every past version reads back JSON-exact"), async () => {
-    const { stores } = await opener.fresh();
+    const { stores } = await freshWithLog(opener);
     const plans = [1, 2, 3].map((v) => richPlan("t1", v));
     for (const plan of plans) await stores.plans.commit(plan, plan.version - 1);
     expect(await stores.plans.versions("t1")).toEqual([1, 2, 3]);
@@ -101,7 +131,7 @@ export function planCases(opener: StoreOpener, title: (t: string) => string): vo
   it(
     title("a stale commit gets VersionConflictError naming thread and versions; nothing is written"),
     async () => {
-      const { stores } = await opener.fresh();
+      const { stores } = await freshWithLog(opener);
       await stores.plans.commit(richPlan("t1", 1), 0);
       await stores.plans.commit(richPlan("t1", 2), 1);
       const error = await rejection(stores.plans.commit(richPlan("t1", 2), 1), VersionConflictError);
@@ -113,7 +143,7 @@ export function planCases(opener: StoreOpener, title: (t: string) => string): vo
   );
 
   it(title("a plan that breaks the plan schema is refused before anything is written"), async () => {
-    const { stores } = await opener.fresh();
+    const { stores } = await freshWithLog(opener);
     await stores.plans.commit(richPlan("t1", 1), 0);
     const bad = { ...richPlan("t1", 2), actions: [{ kind: "drop", span: [], record: { kind: "drop" } }] };
     const error = await rejection(stores.plans.commit(bad as unknown as CompactionPlan, 1), ValidationError);
@@ -123,14 +153,14 @@ export function planCases(opener: StoreOpener, title: (t: string) => string): vo
   });
 
   it(title("a plan whose version is not expectedVersion + 1 is refused"), async () => {
-    const { stores } = await opener.fresh();
+    const { stores } = await freshWithLog(opener);
     const error = await rejection(stores.plans.commit(richPlan("t1", 3), 0), ValidationError);
     expect([error.where.threadId, error.where.field]).toEqual(["t1", "version"]);
     expect(await stores.plans.versions("t1")).toEqual([]);
   });
 
   it(title("a version never committed throws NotFoundError"), async () => {
-    const { stores } = await opener.fresh();
+    const { stores } = await freshWithLog(opener);
     await stores.plans.commit(richPlan("t1", 1), 0);
     const error = await rejection(stores.plans.get("t1", 2), NotFoundError);
     expect(error.message).toContain("version 2");
@@ -194,7 +224,8 @@ async function commitChain(plans: PlanStore, from: CompactionPlan, count: number
   const chain: CompactionPlan[] = [];
   let plan = from;
   for (let i = 0; i < count; i++) {
-    const next = extendPlan(plan, addedBy(plan.version + 1), plan.basedOnSeq + ((plan.version + 1) % 3));
+    const basedOnSeq = Math.max(plan.basedOnSeq, BASE) + ((plan.version + 1) % 3);
+    const next = extendPlan(plan, addedBy(plan.version + 1), basedOnSeq);
     await plans.commit(next, plan.version);
     chain.push(next);
     plan = next;
@@ -273,7 +304,7 @@ function deltaCases(opener: StoreOpener, title: (t: string) => string): void {
   it(
     title("80 versions, each extending the previous, read back JSON-exact, also from a new instance"),
     async () => {
-      const { stores, target } = await opener.fresh();
+      const { stores, target } = await freshWithLog(opener);
       const chain = [richPlan("t1", 1)];
       await stores.plans.commit(chain[0]!, 0);
       chain.push(...(await commitChain(stores.plans, chain[0]!, 79)));
@@ -290,7 +321,7 @@ function deltaCases(opener: StoreOpener, title: (t: string) => string): void {
   it(
     title("a version that does not extend its parent (actions replaced or removed, basedOnSeq lowered)"),
     async () => {
-      const { stores, target } = await opener.fresh();
+      const { stores, target } = await freshWithLog(opener);
       const chain = [richPlan("t1", 1)];
       await stores.plans.commit(chain[0]!, 0);
       const grow = async (count: number) => {
@@ -319,13 +350,13 @@ function deltaCases(opener: StoreOpener, title: (t: string) => string): void {
   it(
     title("after another instance commits, this instance's next commit is stored against the right version"),
     async () => {
-      const { stores: a, target } = await opener.fresh();
+      const { stores: a, target } = await freshWithLog(opener);
       const b = durable ? await opener.at(target) : a;
       const [v1, v2] = await commitChain(a.plans, emptyPlan("t1"), 2);
-      const v3 = extendPlan(await b.plans.latest("t1"), addedBy(3), 9);
+      const v3 = extendPlan(await b.plans.latest("t1"), addedBy(3), BASE + 9);
       await b.plans.commit(v3, 2);
       // A still remembers version 2: a plan built on it is stale, and nothing is written.
-      await rejection(a.plans.commit(extendPlan(v2!, addedBy(5), 9), 2), VersionConflictError);
+      await rejection(a.plans.commit(extendPlan(v2!, addedBy(5), BASE + 9), 2), VersionConflictError);
       // Version 4 made of A's version 2 plus one action: it does not extend the stored version 3.
       const v4 = Object.freeze({
         ...v3,
@@ -333,9 +364,9 @@ function deltaCases(opener: StoreOpener, title: (t: string) => string): void {
         actions: Object.freeze([...v2!.actions, ...addedBy(6).map(deepFreeze)]),
       });
       await a.plans.commit(v4, 3);
-      const v5 = extendPlan(v4, addedBy(7), 12);
+      const v5 = extendPlan(v4, addedBy(7), BASE + 12);
       await a.plans.commit(v5, 4);
-      const v6 = extendPlan(await a.plans.latest("t1"), addedBy(6), 12);
+      const v6 = extendPlan(await a.plans.latest("t1"), addedBy(6), BASE + 12);
       await a.plans.commit(v6, 5);
       const chain = [v1!, v2!, v3, v4, v5, v6];
       for (const stores of [a, b]) await expectExact(stores.plans, chain);
@@ -348,7 +379,7 @@ function deltaCases(opener: StoreOpener, title: (t: string) => string): void {
   it(
     title("adopt: an equal plan object taken as the stored version; the next commit extends it as a delta"),
     async () => {
-      const { stores, target } = await opener.fresh();
+      const { stores, target } = await freshWithLog(opener);
       const chain = [richPlan("t1", 1)];
       await stores.plans.commit(chain[0]!, 0);
       chain.push(...(await commitChain(stores.plans, chain[0]!, 2)));
@@ -370,7 +401,7 @@ function deltaCases(opener: StoreOpener, title: (t: string) => string): void {
   it(
     title("a plan committed unfrozen and changed afterwards: later versions read back as committed"),
     async () => {
-      const { stores, target } = await opener.fresh();
+      const { stores, target } = await freshWithLog(opener);
       type Mutable = { -readonly [K in keyof CompactionPlan]: CompactionPlan[K] };
       const v1 = JSON.parse(serializePlan(richPlan("t1", 1))) as Mutable;
       await stores.plans.commit(v1, 0);
@@ -388,7 +419,7 @@ function deltaCases(opener: StoreOpener, title: (t: string) => string): void {
   it(
     title("an added action that breaks the schema is refused naming its field; nothing is written"),
     async () => {
-      const { stores } = await opener.fresh();
+      const { stores } = await freshWithLog(opener);
       const v1 = richPlan("t1", 1);
       await stores.plans.commit(v1, 0);
       const bad = Object.freeze({
@@ -400,7 +431,7 @@ function deltaCases(opener: StoreOpener, title: (t: string) => string): void {
       const error = await rejection(stores.plans.commit(v2 as unknown as CompactionPlan, 1), ValidationError);
       expect([error.where.threadId, error.where.field]).toEqual(["t1", "actions[5].span"]);
       expect(await stores.plans.versions("t1")).toEqual([1]);
-      const good = extendPlan(v1, addedBy(2), 50);
+      const good = extendPlan(v1, addedBy(2), BASE + 50);
       await stores.plans.commit(good, 1);
       await expectExact(stores.plans, [v1, good]);
     },
@@ -409,7 +440,7 @@ function deltaCases(opener: StoreOpener, title: (t: string) => string): void {
   it.skipIf(!durable)(
     title("a tampered or missing row is reported with the thread and version"),
     async () => {
-      const { stores, target } = await opener.fresh();
+      const { stores, target } = await freshWithLog(opener);
       const chain = await commitChain(stores.plans, emptyPlan("t1"), 6);
       const setBody = (version: number, body: string) =>
         rawSql(
@@ -462,6 +493,7 @@ function deltaCases(opener: StoreOpener, title: (t: string) => string): void {
     }
     await rawSql(target, "INSERT INTO {threads} (thread_id, plan_version) VALUES (?, ?)", "t1", 2);
     const stores = await opener.at(target);
+    await seedPlanLog(stores);
     const latest = await stores.plans.latest("t1");
     await expectExact(stores.plans, old);
     const grown = await commitChain(stores.plans, latest, 3);

@@ -1,5 +1,7 @@
+import { checkThreadId } from "../log-store.js";
 import {
   callNotFound,
+  checkCallId,
   checkCallRecord,
   checkLimit,
   checkUsage,
@@ -37,6 +39,7 @@ export function createMemoryModelCallStore(): ModelCallStore {
   }
 
   function setUsage(callId: string, usage: ModelUsage): void {
+    checkCallId(callId);
     const checked = checkUsage(callId, usage);
     const existing = records.get(callId);
     if (existing === undefined) throw callNotFound(callId);
@@ -55,10 +58,17 @@ export function createMemoryModelCallStore(): ModelCallStore {
 
   return Object.freeze({
     record: async (input: ModelCallRecord) => record(input),
-    get: async (callId: string) => records.get(callId),
+    get: async (callId: string) => {
+      checkCallId(callId);
+      return records.get(callId);
+    },
     setUsage: async (callId: string, usage: ModelUsage) => setUsage(callId, usage),
-    list: async (threadId: string) => callsOf(threadId),
+    list: async (threadId: string) => {
+      checkThreadId(threadId);
+      return callsOf(threadId);
+    },
     recent: async (threadId: string, limit: number) => {
+      checkThreadId(threadId);
       checkLimit(limit);
       return callsOf(threadId, (byThread.get(threadId)?.length ?? 0) - limit);
     },

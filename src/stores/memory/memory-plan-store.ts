@@ -1,6 +1,8 @@
 import { type CompactionPlan, createPlan, emptyPlan } from "../../plan/compaction-plan.js";
-import { checkThreadId } from "../log-store.js";
+import { checkThreadId, type LogStore } from "../log-store.js";
+import { checkPlanAgainstLog } from "../plan-log-check.js";
 import {
+  type CommitOptions,
   checkAddedActions,
   checkCommit,
   checkCommitArguments,
@@ -13,35 +15,51 @@ import {
 
 /**
  * An in-memory `PlanStore`. Committed plans are kept as frozen values (the caller's own value when it is
- * already frozen, so in-process helpers such as `parentOf` keep working on what `latest` returns).
+ * already frozen, so in-process helpers such as `parentOf` keep working on what `latest` returns). A commit's new
+ * actions are checked against the thread's log in `logs` (`checkPlanAgainstLog`).
  *
  * @example
- * const plans = createMemoryPlanStore();
+ * const plans = createMemoryPlanStore(logs);
  * await plans.commit(extendPlan(emptyPlan("t1"), actions, 10), 0);
  */
-export function createMemoryPlanStore(): PlanStore {
+export function createMemoryPlanStore(logs: LogStore): PlanStore {
   // Index i holds version i + 1.
   const byThread = new Map<string, CompactionPlan[]>();
   // Per thread, an object equal to the newest version taken with `adopt`: a commit extending it only adds actions.
   const adopted = new Map<string, CompactionPlan>();
 
-  function commit(plan: CompactionPlan, expectedVersion: number): void {
+  async function commit(
+    plan: CompactionPlan,
+    expectedVersion: number,
+    options?: CommitOptions,
+  ): Promise<void> {
     checkCommitArguments(plan, expectedVersion);
+    const before = byThread.get(plan.threadId) ?? [];
+    if (before.length !== expectedVersion) throw planConflict(plan.threadId, expectedVersion, before.length);
+    // A version extending the stored one (the engine's every turn) only adds actions: check those, not the whole
+    // plan, which names every compacted id of a long thread.
+    const parent = parentOf(plan, expectedVersion);
+    if (parent !== undefined) checkAddedActions(plan, parent.actions.length);
+    else checkCommit(plan, expectedVersion);
+    await checkPlanAgainstLog(logs, plan, parent ?? before[expectedVersion - 1], options);
+    // Another commit may have landed while the log was read: check again, and write without awaiting.
+    store(plan, expectedVersion, parent);
+  }
+
+  /** The stored (or adopted) version `expectedVersion` that `plan` extends, if it extends one. */
+  function parentOf(plan: CompactionPlan, expectedVersion: number): CompactionPlan | undefined {
+    const stored = byThread.get(plan.threadId)?.[expectedVersion - 1];
+    const alias = adopted.get(plan.threadId);
+    if (stored !== undefined && extendsPlan(plan, stored)) return stored;
+    return alias?.version === expectedVersion && extendsPlan(plan, alias) ? alias : undefined;
+  }
+
+  function store(plan: CompactionPlan, expectedVersion: number, parent: CompactionPlan | undefined): void {
     const versions = byThread.get(plan.threadId) ?? [];
     if (versions.length !== expectedVersion)
       throw planConflict(plan.threadId, expectedVersion, versions.length);
-    // A version extending the stored one (the engine's every turn) only adds actions: check those, not the whole
-    // plan, which names every compacted id of a long thread.
     const stored = versions.at(-1);
     const alias = adopted.get(plan.threadId);
-    const parent =
-      stored !== undefined && extendsPlan(plan, stored)
-        ? stored
-        : alias?.version === expectedVersion && extendsPlan(plan, alias)
-          ? alias
-          : undefined;
-    if (parent !== undefined) checkAddedActions(plan, parent.actions.length);
-    else checkCommit(plan, expectedVersion);
     // A plan extending an adopted value (a thread restored from a checkpoint, whose actions read their spans
     // from the worker's projected log when first asked) is kept on the stored version's own actions instead.
     const kept =
@@ -64,7 +82,8 @@ export function createMemoryPlanStore(): PlanStore {
   }
 
   return Object.freeze({
-    commit: async (plan: CompactionPlan, expectedVersion: number) => commit(plan, expectedVersion),
+    commit: (plan: CompactionPlan, expectedVersion: number, options?: CommitOptions) =>
+      commit(plan, expectedVersion, options),
     latest: async (threadId: string) => {
       checkThreadId(threadId);
       return byThread.get(threadId)?.at(-1) ?? emptyPlan(threadId);

@@ -25,9 +25,10 @@ export interface MemoryStoresOptions {
  */
 export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
   const clock = options.now === undefined ? {} : { now: options.now };
+  const log = createMemoryLogStore();
   return Object.freeze({
-    log: createMemoryLogStore(),
-    plans: createMemoryPlanStore(),
+    log,
+    plans: createMemoryPlanStore(log),
     artifacts: createMemoryArtifactStore(clock),
     summaries: createMemorySummaryCache({
       ...clock,

@@ -1,6 +1,8 @@
+import { checkThreadId } from "../log-store.js";
 import {
   callFromRow,
   callNotFound,
+  checkCallId,
   checkCallRecord,
   checkLimit,
   checkUsage,
@@ -65,6 +67,7 @@ export function createSqlModelCallStore(dialect: SqlDialect, sql: ModelCallSql):
   }
 
   async function setUsage(callId: string, usage: ModelUsage): Promise<void> {
+    checkCallId(callId);
     const checked = checkUsage(callId, usage);
     if ((await dialect.run(sql.setUsage(callId, JSON.stringify(checked)))) === 0) throw callNotFound(callId);
   }
@@ -72,13 +75,20 @@ export function createSqlModelCallStore(dialect: SqlDialect, sql: ModelCallSql):
   return Object.freeze({
     record: (input: ModelCallRecord) => op("model call record", input?.threadId, () => record(input)),
     get: (callId: string) =>
-      op("model call get", undefined, async () => fromRows(await dialect.all(sql.get(callId)))[0]),
+      op("model call get", undefined, async () => {
+        checkCallId(callId);
+        return fromRows(await dialect.all(sql.get(callId)))[0];
+      }),
     setUsage: (callId: string, usage: ModelUsage) =>
       op("model call setUsage", undefined, () => setUsage(callId, usage)),
     list: (threadId: string) =>
-      op("model call list", threadId, async () => fromRows(await dialect.all(sql.list(threadId)))),
+      op("model call list", threadId, async () => {
+        checkThreadId(threadId);
+        return fromRows(await dialect.all(sql.list(threadId)));
+      }),
     recent: (threadId: string, limit: number) =>
       op("model call recent", threadId, async () => {
+        checkThreadId(threadId);
         checkLimit(limit);
         return fromRows(await dialect.all(sql.recent(threadId, limit)));
       }),

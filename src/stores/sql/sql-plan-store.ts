@@ -1,7 +1,14 @@
 import { type CompactionPlan, emptyPlan } from "../../plan/compaction-plan.js";
-import { checkThreadId } from "../log-store.js";
+import { checkThreadId, type LogStore } from "../log-store.js";
 import { KnownPlans, type PlanRow, prepareCommit } from "../plan-deltas.js";
-import { checkVersionArguments, type PlanStore, planConflict, planNotFound } from "../plan-store.js";
+import { checkPlanAgainstLog } from "../plan-log-check.js";
+import {
+  type CommitOptions,
+  checkVersionArguments,
+  type PlanStore,
+  planConflict,
+  planNotFound,
+} from "../plan-store.js";
 import { column, isNull, run, type SqlDialect, type SqlStatement, storeOperations } from "./sql-dialect.js";
 import { lockThread, type ThreadSql, threadVersions } from "./sql-threads.js";
 
@@ -31,13 +38,14 @@ export interface PlanSql {
  * inserts the new version and bumps the counter in one write transaction, so concurrent committers on any
  * machine serialize and the stale ones get `VersionConflictError`. A version that extends the one this instance
  * last committed or read is stored as the actions it adds (a delta), others whole, as canonical JSON; a read
- * parses (validates) a snapshot and the deltas after it.
+ * parses (validates) a snapshot and the deltas after it. Before the transaction, the plan's new actions are checked
+ * against the thread's stored log (`checkPlanAgainstLog`).
  *
  * @example
- * const plans = createSqlPlanStore(sqliteDialect(db), sqlitePlanSql); // db already migrated
+ * const plans = createSqlPlanStore(sqliteDialect(db), sqlitePlanSql, logs); // db already migrated
  * await plans.commit(plan, plan.version - 1);
  */
-export function createSqlPlanStore(dialect: SqlDialect, sql: PlanSql): PlanStore {
+export function createSqlPlanStore(dialect: SqlDialect, sql: PlanSql, logs: LogStore): PlanStore {
   const op = storeOperations(dialect);
   const known = new KnownPlans();
   const chainRows = (rows: ReadonlyArray<unknown>): PlanRow[] =>
@@ -47,8 +55,13 @@ export function createSqlPlanStore(dialect: SqlDialect, sql: PlanSql): PlanStore
       body: column(row, "body"),
     }));
 
-  async function commit(plan: CompactionPlan, expectedVersion: number): Promise<void> {
+  async function commit(
+    plan: CompactionPlan,
+    expectedVersion: number,
+    options?: CommitOptions,
+  ): Promise<void> {
     const prepared = prepareCommit(known, plan, expectedVersion);
+    await checkPlanAgainstLog(logs, plan, prepared.base, options);
     await dialect.transaction(function* () {
       const { planVersion } = yield* lockThread(dialect, sql.threads, plan.threadId);
       if (planVersion !== expectedVersion) throw planConflict(plan.threadId, expectedVersion, planVersion);
@@ -90,8 +103,8 @@ export function createSqlPlanStore(dialect: SqlDialect, sql: PlanSql): PlanStore
   }
 
   return Object.freeze({
-    commit: (plan: CompactionPlan, expectedVersion: number) =>
-      op("commit", plan?.threadId, () => commit(plan, expectedVersion)),
+    commit: (plan: CompactionPlan, expectedVersion: number, options?: CommitOptions) =>
+      op("commit", plan?.threadId, () => commit(plan, expectedVersion, options)),
     latest: (threadId: string) => op("latest", threadId, () => latest(threadId)),
     get: (threadId: string, version: number) => op("get", threadId, () => get(threadId, version)),
     adopt: (plan: CompactionPlan) => op("adopt", plan?.threadId, () => adopt(plan)),

@@ -30,9 +30,10 @@ export function createSqlStores(
   options: { readonly now?: Clock; readonly close: () => Promise<void> },
 ): Stores {
   let closed = false;
+  const log = createSqlLogStore(dialect, sql.log);
   return Object.freeze({
-    log: createSqlLogStore(dialect, sql.log),
-    plans: createSqlPlanStore(dialect, sql.plans),
+    log,
+    plans: createSqlPlanStore(dialect, sql.plans, log),
     artifacts: createSqlArtifactStore(dialect, sql.artifacts, options.now),
     summaries: createSqlSummaryCache(dialect, sql.summaries),
     calls: createSqlModelCallStore(dialect, sql.calls),
