@@ -70,21 +70,35 @@ describe("background search indexing", () => {
     let running = 0;
     let most = 0;
     const calls: string[] = [];
+    // The first catch-up holds until the test lets it go, so the next appends surely arrive while it runs
+    // (a timer here made the test depend on the machine's load).
+    let started: () => void = () => {};
+    const firstStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     const log = {
       ...base.log,
       indexForSearch: async (threadId: string) => {
         calls.push(threadId);
         most = Math.max(most, ++running);
-        await new Promise((resolve) => setTimeout(resolve, 5));
+        if (calls.length === 1) {
+          started();
+          await gate;
+        }
         await base.log.indexForSearch!(threadId);
         running--;
       },
     };
     const { engine } = engineOn({ ...base, log });
     await engine.append("t", [say(0)]);
-    await new Promise((resolve) => setTimeout(resolve, 1));
+    await firstStarted;
     await engine.append("t", [say(1)]);
     await engine.append("t", [say(2)]);
+    release();
     await engine.idle();
     expect(most).toBe(1);
     expect(calls).toEqual(["t", "t"]);
