@@ -82,13 +82,13 @@ export interface ContextEngineSettings {
   /** What `recall` returns: at most `maxTokens` tokens (default 4,000), counted with the engine's counter. */
   readonly recall?: { readonly maxTokens?: number };
   /**
-   * Retries after another writer won a race on the log or the plan (default 30), each after a random pause of up
+   * Retries after another writer won a race on the log or the plan (default 100), each after a random pause of up
    * to `conflictBackoff.initialMs × 2^(retry − 1)` milliseconds, at most `conflictBackoff.maxMs` ("full jitter":
    * writers that collided spread out instead of colliding again). Each retry emits `conflict_retry`.
    */
   readonly maxConflictRetries?: number;
   /**
-   * Pauses between conflict retries (default `{ initialMs: 2, maxMs: 200, deadlineMs: 10000 }`; `{ initialMs: 0 }`
+   * Pauses between conflict retries (default `{ initialMs: 2, maxMs: 50, deadlineMs: 10000 }`; `{ initialMs: 0 }`
    * retries at once). No retry starts more than `deadlineMs` after the operation's first attempt.
    */
   readonly conflictBackoff?: {
@@ -126,7 +126,7 @@ export const engineSettingsSchema = z.strictObject({
   recall: z
     .strictObject({ maxTokens: z.number().int().min(RECALL_MIN_TOKENS).max(1_000_000).exactOptional() })
     .exactOptional(),
-  maxConflictRetries: z.number().int().nonnegative().max(100).exactOptional(),
+  maxConflictRetries: z.number().int().nonnegative().max(10_000).exactOptional(),
   conflictBackoff: z
     .strictObject({
       initialMs: z.number().nonnegative().max(10_000).exactOptional(),

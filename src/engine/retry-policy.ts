@@ -21,14 +21,17 @@ export interface ConflictRetryPolicy {
 }
 
 /**
- * The defaults. A writer that lost a race on PostgreSQL loses the next one about half the time when four writers
- * append in tight loops, so 10 retries still surfaced a few conflicts in 4 × 1,000 appends; 30 make that
- * vanishingly rare, and the deadline bounds the wait when a thread is contended for much longer.
+ * The defaults, sized on four engines appending in tight loops to one PostgreSQL thread (the harshest case:
+ * `test/engine-conflicts-postgres.test.ts`). There one writer tends to hold the floor: it reads the length right
+ * after its own commit, so a writer waking from a pause loses its next attempt about 9 times in 10. Backoff
+ * cannot make that fair; many cheap retries outlast it: chains of up to ~40 lost attempts were seen, and 10
+ * retries (the old default) surfaced a few conflicts per 4 × 1,000 appends. So: up to 100 retries with short
+ * pauses (a 50 ms ceiling, ~25 ms on average), and a 10 s deadline on the whole.
  */
 export const DEFAULT_CONFLICT_RETRY: ConflictRetryPolicy = Object.freeze({
-  retries: 30,
+  retries: 100,
   initialMs: 2,
-  maxMs: 200,
+  maxMs: 50,
   deadlineMs: 10_000,
 });
 
@@ -54,7 +57,7 @@ export function backoffCeiling(policy: ConflictRetryPolicy, retry: number): numb
   return Math.min(policy.maxMs, policy.initialMs * 2 ** Math.min(retry - 1, 60));
 }
 
-/** The pause before retry `retry`: uniform in [0, ceiling) given `random()` in [0, 1) (full jitter). */
+/** The pause before retry `retry`: uniform in [0, ceiling) given `random()` in [0, 1) (full jitter; floats may round up to the ceiling). */
 export function backoffDelay(policy: ConflictRetryPolicy, retry: number, random: () => number): number {
   return random() * backoffCeiling(policy, retry);
 }
