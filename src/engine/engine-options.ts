@@ -82,7 +82,7 @@ export interface ContextEngineSettings {
   /** What `recall` returns: at most `maxTokens` tokens (default 4,000), counted with the engine's counter. */
   readonly recall?: { readonly maxTokens?: number };
   /**
-   * Retries after another writer won a race on the log or the plan (default 100), each after a random pause of up
+   * Retries after another writer won a race on the log or the plan (default 200), each after a random pause of up
    * to `conflictBackoff.initialMs × 2^(retry − 1)` milliseconds, at most `conflictBackoff.maxMs` ("full jitter":
    * writers that collided spread out instead of colliding again). Each retry emits `conflict_retry`.
    */

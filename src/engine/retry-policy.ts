@@ -23,13 +23,15 @@ export interface ConflictRetryPolicy {
 /**
  * The defaults, sized on four engines appending in tight loops to one PostgreSQL thread (the harshest case:
  * `test/engine-conflicts-postgres.test.ts`). There one writer tends to hold the floor: it reads the length right
- * after its own commit, so a writer waking from a pause loses its next attempt about 9 times in 10. Backoff
- * cannot make that fair; many cheap retries outlast it: chains of up to ~40 lost attempts were seen, and 10
- * retries (the old default) surfaced a few conflicts per 4 × 1,000 appends. So: up to 100 retries with short
- * pauses (a 50 ms ceiling, ~25 ms on average), and a 10 s deadline on the whole.
+ * after its own commit, so a writer that lost loses its next attempt too about 9 times in 10, however long it
+ * paused (measured with 50 ms and 200 ms ceilings alike). Backoff cannot make that fair; many cheap retries
+ * outlast it: chains of up to ~40 lost attempts were seen, and 10 retries (the old default) surfaced a few
+ * conflicts per 4 × 1,000 appends. So: short pauses (a 50 ms ceiling, ~25 ms on average), up to 200 retries, and
+ * the 10 s deadline as the bound a caller actually waits. At ~0.9 a loss, a chain of 150 lost attempts (about what
+ * fits in 10 s) has a chance near 1e-7.
  */
 export const DEFAULT_CONFLICT_RETRY: ConflictRetryPolicy = Object.freeze({
-  retries: 100,
+  retries: 200,
   initialMs: 2,
   maxMs: 50,
   deadlineMs: 10_000,
