@@ -53,13 +53,16 @@ describe.skipIf(reason !== undefined && process.env.CI !== "true")(
         engines.push(createContextEngine({ stores, budget, events }));
       }
       const failures: unknown[] = [];
+      let slowest = 0;
       const t0 = performance.now();
       await Promise.all(
         engines.map(async (engine, w) => {
           for (let i = 0; i < APPENDS; i++) {
+            const started = performance.now();
             await engine
               .append("shared", [{ role: "user", parts: [{ type: "text", text: `w${w} ${i}` }] }])
               .catch((error: unknown) => failures.push(error));
+            slowest = Math.max(slowest, performance.now() - started);
           }
         }),
       );
@@ -72,7 +75,8 @@ describe.skipIf(reason !== undefined && process.env.CI !== "true")(
       console.info(`appends that lost attempt k, by k: ${JSON.stringify(Object.fromEntries(beyond))}`);
       console.info(
         `${WRITERS} × ${APPENDS} PostgreSQL appends: ${seconds.toFixed(1)} s, ${conflicts.length} conflicts, ` +
-          `${retries.length} retries (longest pause ${Math.max(0, ...delays).toFixed(1)} ms), ${failures.length} surfaced`,
+          `${retries.length} retries (longest pause ${Math.max(0, ...delays).toFixed(1)} ms), ` +
+          `slowest append ${slowest.toFixed(0)} ms, ${failures.length} surfaced`,
       );
       expect(failures.filter((f) => f instanceof VersionConflictError)).toEqual([]);
       expect(failures).toEqual([]);
