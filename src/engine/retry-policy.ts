@@ -59,7 +59,10 @@ export function backoffCeiling(policy: ConflictRetryPolicy, retry: number): numb
   return Math.min(policy.maxMs, policy.initialMs * 2 ** Math.min(retry - 1, 60));
 }
 
-/** The pause before retry `retry`: uniform in [0, ceiling) given `random()` in [0, 1) (full jitter; floats may round up to the ceiling). */
+/**
+ * The pause before retry `retry`: uniform in [0, ceiling) given `random()` in [0, 1) (full jitter; float rounding
+ * may give the ceiling itself).
+ */
 export function backoffDelay(policy: ConflictRetryPolicy, retry: number, random: () => number): number {
   return random() * backoffCeiling(policy, retry);
 }
