@@ -34,7 +34,7 @@ export function appendMessages(
     if (!Array.isArray(messages)) {
       throw new ValidationError("append takes an array of messages", { threadId, field: "messages" });
     }
-    return onThread(core, threadId, (state, attempt) => appendOnce(core, state, messages, attempt));
+    return onThread(core, "append", threadId, (state, attempt) => appendOnce(core, state, messages, attempt));
   });
 }
 

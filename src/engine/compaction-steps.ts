@@ -4,6 +4,7 @@ import type { LogView } from "../log/log-view.js";
 import type { CompactionPlan, PlanAction } from "../plan/compaction-plan.js";
 import type { EngineCore } from "./engine-core.js";
 import { ACTION_EVENT, type EngineOperation } from "./engine-events.js";
+import { retryOnConflict } from "./retry-policy.js";
 import type { LoadedThread } from "./thread-cache.js";
 
 /**
@@ -14,11 +15,12 @@ import type { LoadedThread } from "./thread-cache.js";
  */
 export function onThread<T>(
   core: EngineCore,
+  operation: EngineOperation,
   threadId: string,
   body: (thread: LoadedThread, attempt: number) => Promise<T>,
 ): Promise<T> {
   return core.locks.run(threadId, () =>
-    withConflictRetries(core, (attempt) =>
+    withConflictRetries(core, operation, threadId, (attempt) =>
       core.loader.run(threadId, (thread) => {
         announceLoad(core, threadId, thread);
         return body(thread, attempt);
@@ -139,25 +141,25 @@ export async function commitPlan(
 }
 
 /**
- * Runs `attempt` and, when another writer won a race (`VersionConflictError`), runs it again on fresh state up
- * to `maxConflictRetries` times, after a pause drawn at random below an exponentially growing ceiling (full
- * jitter), so writers that collided do not collide again in step; the last conflict is rethrown. Loads always
- * ask the stores for the newest length and plan version, so a retry sees what the other writer did.
+ * Runs `attempt` and, when another writer won a race (`VersionConflictError`), runs it again on fresh state as the
+ * engine's conflict retry policy allows (see `retry-policy.ts`: full jitter under a doubling ceiling, a retry count
+ * and a deadline), emitting `conflict_retry` before each pause; the last conflict surfaces with the number of
+ * attempts. Loads always ask the stores for the newest length and plan version, so a retry sees what the other
+ * writer did.
  */
-export async function withConflictRetries<T>(
+export function withConflictRetries<T>(
   core: EngineCore,
+  operation: EngineOperation,
+  threadId: string,
   attempt: (n: number) => Promise<T>,
 ): Promise<T> {
-  const { maxConflictRetries, conflictBackoff } = core.settings;
-  for (let n = 1; ; n++) {
-    try {
-      return await attempt(n);
-    } catch (error) {
-      if (!(error instanceof VersionConflictError) || n > maxConflictRetries) throw error;
-    }
-    const ceiling = Math.min(conflictBackoff.maxMs, conflictBackoff.initialMs * 2 ** (n - 1));
-    if (ceiling > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
-  }
+  return retryOnConflict(core.settings.conflictRetry, core.retryEnvironment, attempt, (notice) =>
+    core.events.emit("conflict_retry", threadId, {
+      operation,
+      attempt: notice.attempt,
+      delayMs: notice.delayMs,
+    }),
+  );
 }
 
 /** Reports a failed operation as an `error` event and returns the error for rethrowing. */

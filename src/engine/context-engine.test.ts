@@ -198,6 +198,11 @@ describe("append", () => {
     expect(ofType(events, "version_conflict")).toMatchObject([
       { operation: "append", store: "log", expected: 0, actual: 1 },
     ]);
+    const [retry] = ofType(events, "conflict_retry");
+    expect(retry).toMatchObject({ operation: "append", attempt: 1 });
+    // Full jitter under the default first ceiling (2 ms).
+    expect(retry!.delayMs).toBeGreaterThanOrEqual(0);
+    expect(retry!.delayMs).toBeLessThan(2);
   });
 
   it("surfaces the conflict after the configured retries", async () => {
@@ -209,10 +214,32 @@ describe("append", () => {
       () => other.append("t", [{ id: `theirs${n++}`, role: "user", parts: [{ type: "text", text: "x" }] }]),
       5,
     );
-    const { engine } = harness(raced, { maxConflictRetries: 1 });
-    await expect(
-      engine.append("t", [{ id: "mine", role: "user", parts: [{ type: "text", text: "y" }] }]),
-    ).rejects.toBeInstanceOf(VersionConflictError);
+    const { engine, events } = harness(raced, { maxConflictRetries: 1 });
+    const error = await engine
+      .append("t", [{ id: "mine", role: "user", parts: [{ type: "text", text: "y" }] }])
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(VersionConflictError);
+    expect((error as VersionConflictError).attempts).toBe(2);
+    expect((error as Error).message).toMatch(/gave up after 2 attempts \(no retries left/);
+    expect(ofType(events, "conflict_retry").map((e) => e.attempt)).toEqual([1]);
+    expect(ofType(events, "error")).toMatchObject([{ operation: "append", code: "VERSION_CONFLICT" }]);
+  });
+
+  it("stops retrying at the deadline of conflictBackoff", async () => {
+    const stores = createMemoryStores();
+    const other = harness(stores).engine;
+    let n = 0;
+    const raced = racingLog(
+      stores,
+      () => other.append("t", [{ id: `theirs${n++}`, role: "user", parts: [{ type: "text", text: "x" }] }]),
+      1_000,
+    );
+    const { engine, events } = harness(raced, { conflictBackoff: { initialMs: 5, maxMs: 5, deadlineMs: 0 } });
+    const error = await engine
+      .append("t", [{ id: "mine", role: "user", parts: [{ type: "text", text: "y" }] }])
+      .catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(/gave up after 1 attempt \(the retry deadline would pass/);
+    expect(ofType(events, "conflict_retry")).toEqual([]);
   });
 });
 
@@ -397,6 +424,7 @@ describe("prepareTurn", () => {
     expect(ofType(events, "version_conflict")).toMatchObject([
       { operation: "prepareTurn", store: "plan", expected: 0, actual: 1, attempt: 1 },
     ]);
+    expect(ofType(events, "conflict_retry")).toMatchObject([{ operation: "prepareTurn", attempt: 1 }]);
     expect((await engine.replay(turn.callId)).ok).toBe(true);
   });
 
@@ -407,9 +435,9 @@ describe("prepareTurn", () => {
       "t",
       turns((n) => chatTurn(n), 12),
     );
-    await expect(engine.prepareTurn("t", { format: "openai", budget: 2_000 })).rejects.toBeInstanceOf(
-      VersionConflictError,
-    );
+    const error = await engine.prepareTurn("t", { format: "openai", budget: 2_000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(VersionConflictError);
+    expect((error as VersionConflictError).attempts).toBe(3);
   });
 });
 

@@ -6,6 +6,7 @@ import type { BackgroundRuns } from "./background-queue.js";
 import type { CalibrationCache } from "./calibration.js";
 import type { EventSink } from "./engine-events.js";
 import type { EngineSettings } from "./engine-options.js";
+import type { RetryEnvironment } from "./retry-policy.js";
 import type { SearchIndexer } from "./search-indexer.js";
 import type { StoredCounter } from "./stored-counter.js";
 import type { ThreadLoader } from "./thread-loader.js";
@@ -55,4 +56,6 @@ export interface EngineCore {
   readonly indexer: SearchIndexer;
   readonly now: () => number;
   readonly newCallId: () => string;
+  /** The clock, chance and sleep of conflict retries (the system's; tests of the policy inject their own). */
+  readonly retryEnvironment: RetryEnvironment;
 }

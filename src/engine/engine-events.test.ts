@@ -92,6 +92,8 @@ describe("engine events", () => {
       actual: 2,
       attempt: 1,
     });
+    sink.emit("conflict_retry", "t", { operation: "append", attempt: 1, delayMs: 1.5 });
+    sink.emit("conflict_retry", "t", { operation: "append", attempt: 2, delayMs: 3 });
     sink.emit("completed", "t", { operation: "prepareTurn", durationMs: 4, tokens: 300 });
     sink.emit("completed", "t", { operation: "prepareTurn", durationMs: 2, tokens: 310 });
     const s = metrics.snapshot();
@@ -99,6 +101,8 @@ describe("engine events", () => {
     expect(s.tokensFreed).toBe(700);
     expect(s.commits).toBe(1);
     expect(s.versionConflicts).toBe(1);
+    expect(s.conflictRetries).toBe(2);
+    expect(s.conflictRetryDelayMs).toBe(4.5);
     expect(s.requestTokens).toBe(610);
     expect(s.durations.prepareTurn).toEqual({ count: 2, totalMs: 6, maxMs: 4, meanMs: 3 });
     expect(s.events.completed).toBe(2);

@@ -110,6 +110,15 @@ export interface EngineEventMap {
     readonly actual: number;
     readonly attempt: number;
   };
+  /**
+   * After a `version_conflict`, the engine pauses `delayMs` (full jitter under a doubling ceiling) and tries
+   * `operation` again; `attempt` is the attempt that lost (1 for the first).
+   */
+  readonly conflict_retry: {
+    readonly operation: EngineOperation;
+    readonly attempt: number;
+    readonly delayMs: number;
+  };
   /** A background run with the model strategies was queued. */
   readonly background_scheduled: { readonly basedOnVersion: number; readonly replacesVersion: number };
   /** A background run ended without committing, and why. */

@@ -12,6 +12,7 @@ import type { BudgetInput } from "../tokens/token-budget.js";
 import type { MessageCounter, Tokenizer } from "../tokens/tokenizer.js";
 import { type CalibrationSettings, DEFAULT_CALIBRATION } from "./calibration.js";
 import type { EngineListener } from "./engine-events.js";
+import { type ConflictRetryPolicy, DEFAULT_CONFLICT_RETRY } from "./retry-policy.js";
 
 /** Where the model strategies (summarization) of a turn run. */
 export type SummarizationMode = "background" | "inline";
@@ -81,13 +82,20 @@ export interface ContextEngineSettings {
   /** What `recall` returns: at most `maxTokens` tokens (default 4,000), counted with the engine's counter. */
   readonly recall?: { readonly maxTokens?: number };
   /**
-   * Retries after another writer won a race on the log or the plan (default 10), each after a random pause of up
+   * Retries after another writer won a race on the log or the plan (default 200), each after a random pause of up
    * to `conflictBackoff.initialMs × 2^(retry − 1)` milliseconds, at most `conflictBackoff.maxMs` ("full jitter":
-   * writers that collided spread out instead of colliding again).
+   * writers that collided spread out instead of colliding again). Each retry emits `conflict_retry`.
    */
   readonly maxConflictRetries?: number;
-  /** Pauses between conflict retries (default `{ initialMs: 2, maxMs: 200 }`; `{ initialMs: 0 }` retries at once). */
-  readonly conflictBackoff?: { readonly initialMs?: number; readonly maxMs?: number };
+  /**
+   * Pauses between conflict retries (default `{ initialMs: 2, maxMs: 50, deadlineMs: 10000 }`; `{ initialMs: 0 }`
+   * retries at once). No retry starts more than `deadlineMs` after the operation's first attempt.
+   */
+  readonly conflictBackoff?: {
+    readonly initialMs?: number;
+    readonly maxMs?: number;
+    readonly deadlineMs?: number;
+  };
   readonly calibration?: Partial<CalibrationSettings>;
   /** Threads kept warm in process (default 1,000; 0 makes every load cold). */
   readonly cacheThreads?: number;
@@ -118,11 +126,12 @@ export const engineSettingsSchema = z.strictObject({
   recall: z
     .strictObject({ maxTokens: z.number().int().min(RECALL_MIN_TOKENS).max(1_000_000).exactOptional() })
     .exactOptional(),
-  maxConflictRetries: z.number().int().nonnegative().max(100).exactOptional(),
+  maxConflictRetries: z.number().int().nonnegative().max(10_000).exactOptional(),
   conflictBackoff: z
     .strictObject({
       initialMs: z.number().nonnegative().max(10_000).exactOptional(),
       maxMs: z.number().nonnegative().max(60_000).exactOptional(),
+      deadlineMs: z.number().nonnegative().max(3_600_000).exactOptional(),
     })
     .exactOptional(),
   calibration: z
@@ -169,8 +178,8 @@ export interface EngineSettings {
     readonly maxTokens: number | undefined;
   };
   readonly recall: { readonly maxTokens: number };
-  readonly maxConflictRetries: number;
-  readonly conflictBackoff: { readonly initialMs: number; readonly maxMs: number };
+  /** `maxConflictRetries` and `conflictBackoff`, with the defaults filled in. */
+  readonly conflictRetry: ConflictRetryPolicy;
   readonly calibration: CalibrationSettings;
   readonly cacheThreads: number;
   readonly pendingCalls: PendingCallMode | undefined;
@@ -251,8 +260,11 @@ export function parseEngineOptions(options: ContextEngineOptions): EngineSetting
       maxTokens: o.rehydration?.maxTokens,
     },
     recall: { maxTokens: o.recall?.maxTokens ?? 4_000 },
-    maxConflictRetries: o.maxConflictRetries ?? 10,
-    conflictBackoff: { initialMs: 2, maxMs: 200, ...o.conflictBackoff },
+    conflictRetry: {
+      ...DEFAULT_CONFLICT_RETRY,
+      ...o.conflictBackoff,
+      retries: o.maxConflictRetries ?? DEFAULT_CONFLICT_RETRY.retries,
+    },
     calibration: { ...DEFAULT_CALIBRATION, ...o.calibration },
     cacheThreads: o.cacheThreads ?? 1_000,
     pendingCalls: o.pendingCalls,

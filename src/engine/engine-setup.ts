@@ -26,6 +26,7 @@ import { reportError } from "./compaction-steps.js";
 import { type EngineCore, ThreadLocks } from "./engine-core.js";
 import { createEventSink } from "./engine-events.js";
 import { type ContextEngineOptions, type EngineSettings, parseEngineOptions } from "./engine-options.js";
+import { SYSTEM_RETRY_ENVIRONMENT } from "./retry-policy.js";
 import { SearchIndexer } from "./search-indexer.js";
 import { createStoredCounter } from "./stored-counter.js";
 import { ThreadCache } from "./thread-cache.js";
@@ -194,6 +195,7 @@ export function createEngineCore(
     ),
     now,
     newCallId: options.newCallId ?? (() => randomUUID()),
+    retryEnvironment: SYSTEM_RETRY_ENVIRONMENT,
   };
   return core;
 }

@@ -38,6 +38,7 @@ const DESCRIBE: { readonly [K in EngineEventType]: Describe<K> } = {
     `${e.operation}: committed plan v${e.planVersion} at log ${e.basedOnSeq}, ${e.tokensBefore} → ${e.tokensAfter} tokens (freed ${e.tokensFreed})`,
   version_conflict: (e) =>
     `${e.operation}: ${e.store} version conflict (expected ${e.expected}, store has ${e.actual}), attempt ${e.attempt}`,
+  conflict_retry: (e) => `${e.operation}: attempt ${e.attempt} lost a race, retrying in ${ms(e.delayMs)}`,
   background_scheduled: (e) =>
     `background summarization queued on plan v${e.basedOnVersion} (to replace v${e.replacesVersion})`,
   background_discarded: (e) => `background run discarded: ${e.reason}`,

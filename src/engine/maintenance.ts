@@ -49,7 +49,7 @@ export function compactThread(
   return observed(core, "compact", threadId, async () => {
     const t0 = performance.now();
     const budget = budgetOf(options.budget) ?? core.budget;
-    const result = await onThread(core, threadId, (state, attempt) =>
+    const result = await onThread(core, "compact", threadId, (state, attempt) =>
       compactOnce(core, state, budget, options.signal, attempt),
     );
     if (result.error !== undefined) reportError(core, "compact", threadId, result.error);

@@ -18,6 +18,9 @@ export interface MetricsSnapshot {
   readonly tokensFreed: number;
   readonly commits: number;
   readonly versionConflicts: number;
+  /** Conflicts the engine retried (`conflict_retry` events), and the milliseconds it paused before them in all. */
+  readonly conflictRetries: number;
+  readonly conflictRetryDelayMs: number;
   readonly errors: number;
   /** Tokens of the requests returned by `prepareTurn`. */
   readonly requestTokens: number;
@@ -40,6 +43,7 @@ interface Totals {
   messages: { cleared: number; summarized: number; externalized: number; dropped: number };
   tokensFreed: number;
   requestTokens: number;
+  retryDelayMs: number;
   durations: Partial<Record<EngineOperation, { count: number; totalMs: number; maxMs: number }>>;
 }
 
@@ -49,6 +53,7 @@ function emptyTotals(): Totals {
     messages: { cleared: 0, summarized: 0, externalized: 0, dropped: 0 },
     tokensFreed: 0,
     requestTokens: 0,
+    retryDelayMs: 0,
     durations: {},
   };
 }
@@ -62,6 +67,9 @@ function count(totals: Totals, event: Parameters<EngineListener>[0]): void {
     case "externalized":
     case "dropped":
       totals.messages[event.type] += event.messages;
+      break;
+    case "conflict_retry":
+      totals.retryDelayMs += event.delayMs;
       break;
     case "committed":
       totals.tokensFreed += Math.max(0, event.tokensFreed);
@@ -125,6 +133,8 @@ function snapshotOf(t: Totals): MetricsSnapshot {
     tokensFreed: t.tokensFreed,
     commits: t.events.committed ?? 0,
     versionConflicts: t.events.version_conflict ?? 0,
+    conflictRetries: t.events.conflict_retry ?? 0,
+    conflictRetryDelayMs: t.retryDelayMs,
     errors: t.events.error ?? 0,
     requestTokens: t.requestTokens,
     durations: Object.freeze(durations),

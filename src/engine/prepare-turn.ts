@@ -47,7 +47,7 @@ export function prepareTurn<F extends ProviderFormat>(
     const callNumber = await nextCallNumber(core, threadId);
     // Every event of the turn carries its call number; the call record keeps it for the next turn to count on.
     return inCall(callNumber, () =>
-      onThread(core, threadId, (state, attempt) =>
+      onThread(core, "prepareTurn", threadId, (state, attempt) =>
         runTurn(core, state, { ...input, callNumber }, started, attempt),
       ),
     );

@@ -85,16 +85,43 @@ export class PlanValidationError extends LedgerError {
 
 /** A writer committed against a stale version. Reload and retry. */
 export class VersionConflictError extends LedgerError {
+  /** What was being written (e.g. `append to thread "t"`). */
+  readonly what: string;
   readonly expected: number;
   readonly actual: number;
-  constructor(what: string, expected: number, actual: number, where: ErrorLocation = {}) {
+  /** Set when the engine gave up retrying: how many attempts lost (the first included). */
+  readonly attempts: number | undefined;
+  constructor(
+    what: string,
+    expected: number,
+    actual: number,
+    where: ErrorLocation = {},
+    options?: { attempts?: number; detail?: string; cause?: unknown },
+  ) {
+    const gaveUp =
+      options?.attempts === undefined
+        ? "reload and retry"
+        : `gave up after ${options.attempts} attempt${options.attempts === 1 ? "" : "s"}` +
+          (options.detail === undefined ? "" : ` (${options.detail})`);
     super(
       "VERSION_CONFLICT",
-      `${what}: expected version ${expected} but the store holds ${actual}; reload and retry`,
+      `${what}: expected version ${expected} but the store holds ${actual}; ${gaveUp}`,
       where,
+      options?.cause === undefined ? undefined : { cause: options.cause },
     );
+    this.what = what;
     this.expected = expected;
     this.actual = actual;
+    this.attempts = options?.attempts;
+  }
+
+  /** This conflict as the last of `attempts` lost attempts (the one the engine surfaces when it stops retrying). */
+  afterAttempts(attempts: number, detail?: string): VersionConflictError {
+    return new VersionConflictError(this.what, this.expected, this.actual, this.where, {
+      attempts,
+      ...(detail === undefined ? {} : { detail }),
+      cause: this,
+    });
   }
 }
 
