@@ -11,8 +11,17 @@ export const slidingWindowOptionsSchema = z.strictObject({
   keepGroups: z.number().int().positive(),
   /** Hysteresis: act only when more than `keepGroups + threshold` groups are in the window (default 0). */
   threshold: windowThresholdSchema.optional(),
-  /** Keep system prompts outside the window (default true); false lets old system messages go too. */
-  keepSystem: z.boolean().optional(),
+  /**
+   * Kept for configs that spell out the default: system prompts are part of the protected core every request keeps,
+   * so they always stay outside the window. `false` is refused up front (it could never take effect).
+   */
+  keepSystem: z
+    .boolean()
+    .refine((v) => v, {
+      message:
+        "false cannot take effect: system prompts are part of the protected core and are never dropped; leave keepSystem out (to stop sending a system prompt, leave it out of the thread)",
+    })
+    .optional(),
   trigger: windowTriggerSchema.optional(),
 });
 
@@ -21,7 +30,7 @@ export type SlidingWindowOptions = z.input<typeof slidingWindowOptionsSchema>;
 
 /**
  * A sliding window over groups: keeps the newest `keepGroups` groups and drops the older ones in one drop
- * action, whole groups only. System prompts (unless `keepSystem` is false), pinned messages, pending calls and
+ * action, whole groups only. System prompts (always: `keepSystem: false` is refused), pinned messages, pending calls and
  * the latest user message are never dropped and do not count against `keepGroups`; summarized or externalized
  * groups are left as they are and do not count either (see `windowedGroups`). With a `threshold` it waits until
  * the window holds more than `keepGroups + threshold` groups, then cuts back to `keepGroups`.
@@ -35,7 +44,7 @@ export function createSlidingWindow(options: SlidingWindowOptions): Strategy {
   return createWindowStrategy({
     name: o.name ?? "slidingWindow",
     trigger: o.trigger,
-    scope: { keepSystem: o.keepSystem ?? true, keepLastUser: true },
+    scope: { keepSystem: true, keepLastUser: true },
     cut: (window) => {
       const cut = hysteresisCut(window.length, keepGroups, threshold);
       return {
