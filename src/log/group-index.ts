@@ -1,4 +1,4 @@
-import { type Group, type GroupSource, groupKindOf } from "./groups.js";
+import { type Group, type GroupSource, groupKindOf, isReasoningOnly } from "./groups.js";
 import type { Message } from "./message.js";
 
 function countCalls(message: Message): number {
@@ -75,7 +75,7 @@ export class GroupIndex {
       const message = log.at(seq)!;
       if (message.role === "system" || message.meta.pinned === true) this.#pinnedSeqs.push(seq);
       if (message.role === "tool") this.#addResult(log, seq);
-      else this.#addGroup(message, seq);
+      else if (!this.#joinReasoning(log, message, seq)) this.#addGroup(message, seq);
       this.length = seq + 1;
     }
   }
@@ -97,6 +97,33 @@ export class GroupIndex {
       pending: calls > 0,
     };
     this.#versions[index] = [Object.freeze(group)];
+  }
+
+  /**
+   * Calls right after a reasoning-only assistant message join its group (see `Group`): that group becomes their
+   * `tool_call` group from this length on. False when the message does not qualify (the caller adds a group).
+   */
+  #joinReasoning(log: GroupSource, message: Message, seq: number): boolean {
+    const calls = countCalls(message);
+    if (calls === 0 || seq === 0) return false;
+    const index = seq - 1 < this.#indexBySeq.length ? this.#indexBySeq[seq - 1]! : -1;
+    const versions = index < 0 ? undefined : this.#versions[index];
+    const previous = versions?.[versions.length - 1];
+    if (previous === undefined || previous.seqs.length !== 1 || !isReasoningOnly(log.at(seq - 1)))
+      return false;
+    this.#setIndex(seq, index);
+    this.#openCalls[index] = calls;
+    versions!.push(
+      Object.freeze({
+        ...previous,
+        kind: "tool_call" as const,
+        seqs: Object.freeze([...previous.seqs, seq]),
+        messageIds: Object.freeze([...previous.messageIds, message.id]),
+        pending: true,
+      }),
+    );
+    this.#since[index]!.push(seq + 1);
+    return true;
   }
 
   #addResult(log: GroupSource, seq: number): void {

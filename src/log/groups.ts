@@ -14,6 +14,9 @@ export type GroupKind = "system" | "user" | "assistant_text" | "tool_call";
 /**
  * An atomic group. A `tool_call` group is the assistant message holding calls (with its reasoning parts) plus
  * every tool message answering those calls, wherever they appear; parallel calls in one message form one group.
+ * A reasoning-only assistant message right before the message holding calls (the shape streamed Responses and
+ * the Microsoft Agent Framework produce) is the reasoning that led to them: it opens their group, so no window
+ * or fallback can keep the calls and drop it (Anthropic refuses a tool_use whose signed thinking is gone).
  */
 export interface Group {
   readonly index: number;
@@ -38,6 +41,16 @@ export function groupKindOf(message: Message): GroupKind {
   if (message.role === "system") return "system";
   if (message.role === "user") return "user";
   return message.parts.some((p) => p.type === "tool_call") ? "tool_call" : "assistant_text";
+}
+
+/** True for an assistant message that holds reasoning parts and nothing else. */
+export function isReasoningOnly(message: Message | undefined): boolean {
+  return (
+    message !== undefined &&
+    message.role === "assistant" &&
+    message.parts.length > 0 &&
+    message.parts.every((p) => p.type === "reasoning")
+  );
 }
 
 /** Groups of a log value computed from scratch, plus the seq → group index. */
@@ -70,10 +83,19 @@ export function computeGroups(log: GroupSource): GroupsSnapshot {
   const kinds: GroupKind[] = [];
   for (let seq = 0; seq < log.length; seq++) {
     const message = log.at(seq)!;
-    if (message.role !== "tool") {
+    const kind = message.role === "tool" ? undefined : groupKindOf(message);
+    const before = seq > 0 ? members[groupOf[seq - 1]!] : undefined;
+    if (kind === "tool_call" && before?.length === 1 && isReasoningOnly(log.at(seq - 1))) {
+      // The reasoning that led to these calls opens their group (see `Group`).
+      groupOf[seq] = groupOf[seq - 1]!;
+      before.push(seq);
+      kinds[groupOf[seq]!] = "tool_call";
+      continue;
+    }
+    if (kind !== undefined) {
       groupOf[seq] = members.length;
       members.push([seq]);
-      kinds.push(groupKindOf(message));
+      kinds.push(kind);
       continue;
     }
     const answered = log.answersOf(seq);

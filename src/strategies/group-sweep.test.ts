@@ -55,9 +55,16 @@ const makers: ReadonlyArray<readonly [string, Make]> = [
   ],
   ["summarize to a goal", () => createSummarization({ summarizer, minKeepGroups: 1, minSpanGroups: 1 })],
   ["sliding window", () => createSlidingWindow({ keepGroups: 3, threshold: 1 })],
-  ["sliding window with system", () => createSlidingWindow({ keepGroups: 2, keepSystem: false })],
+  [
+    "sliding window starting on a user message",
+    () => createSlidingWindow({ keepGroups: 2, startOn: "user" }),
+  ],
   ["rolling window", () => createRollingWindow({ keepTurns: 1 })],
   ["truncation", () => createTruncation({ keepFirst: 1, keepLast: 3 })],
+  [
+    "truncation starting on a user message",
+    () => createTruncation({ keepFirst: 1, keepLast: 2, startOn: "user" }),
+  ],
 ];
 
 /** An action another strategy could have added: drop, summarize or clear a whole complete group. */

@@ -3,6 +3,7 @@ import { BudgetInfeasibleError } from "../errors/ledger-error.js";
 import type { Group } from "../log/groups.js";
 import { countBelow } from "../log/history-store.js";
 import type { LogView } from "../log/log-view.js";
+import { turnIndexOf } from "../log/turns.js";
 import { type CompactionPlan, nextPlan, type PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
 import type { Decision } from "../plan/resolve-plan.js";
@@ -29,6 +30,13 @@ export const hardFallbackOptionsSchema = z.strictObject({
    * query (default false; a pipeline config that externalizes turns it on, see `pipelineFromConfig`).
    */
   markDrops: z.boolean().optional(),
+  /**
+   * `user`: drop whole turns (LangChain's `startOn`): every turn before the newest one goes with all of its
+   * unprotected groups or not at all, so what is kept of it starts at its user message and no answer stays whose
+   * question was dropped (protected messages of a dropped turn, such as the task, still stay). Turns go least
+   * durable first (a turn weighs as its most durable group), oldest first within a class. Default: off.
+   */
+  startOn: z.literal("user").optional(),
 });
 
 /** Options of {@link createHardFallback}. */
@@ -83,7 +91,12 @@ export function protectedGroupList(
  * is gone already, and a worker's partial log need not hold it). Found once per proposal: each bisection step
  * then only filters this list.
  */
-function droppable(ctx: StrategyContext, keep: Uint8Array, spareSynthetic: boolean): Droppable {
+function droppable(
+  ctx: StrategyContext,
+  keep: Uint8Array,
+  spareSynthetic: boolean,
+  turns = false,
+): Droppable {
   const { log, plan } = ctx;
   const resolution = resolveForLog(plan, log);
   const groupOf = log.groupIndexTable();
@@ -106,6 +119,7 @@ function droppable(ctx: StrategyContext, keep: Uint8Array, spareSynthetic: boole
     rankOf.set(g, Math.max(rankOf.get(g) ?? -1, rank));
   }
   for (const [g, rank] of rankOf) if (rank < 0) rankOf.set(g, dropRank(undefined));
+  if (turns) return byTurn(log, seqs, groups, rankOf);
   // In log order the groups need not ascend (a result can arrive after a later group: an assistant text between
   // a call and its result), and classes reorder them: the order is found by sorting.
   const order = [...rankOf.keys()].sort((x, y) => rankOf.get(x)! - rankOf.get(y)! || x - y);
@@ -114,6 +128,36 @@ function droppable(ctx: StrategyContext, keep: Uint8Array, spareSynthetic: boole
     position.set(g, i);
   });
   const positions = Int32Array.from(groups, (g) => position.get(g)!);
+  return { seqs, positions, sorted: Int32Array.from(positions).sort(), groups: order.length };
+}
+
+/**
+ * The droppable list with whole turns as the unit (`startOn: "user"`): the groups of a turn before the newest
+ * one (by the turn of the group's first message) share one position, ranked by their most durable group; groups
+ * of the newest turn (after its protected user message) stay units of their own.
+ */
+function byTurn(
+  log: LogView,
+  seqs: ReadonlyArray<number>,
+  groups: ReadonlyArray<number>,
+  rankOf: ReadonlyMap<number, number>,
+): Droppable {
+  const newest = log.turns.length - 1;
+  const unitOf = new Map<number, string>();
+  const rankOfUnit = new Map<string, number>();
+  const firstOfUnit = new Map<string, number>();
+  for (const [g, rank] of rankOf) {
+    const turn = turnIndexOf(log.turns, log.groupAt(g).seqs[0]!);
+    const unit = turn >= 0 && turn < newest ? `t${turn}` : `g${g}`;
+    unitOf.set(g, unit);
+    rankOfUnit.set(unit, Math.max(rankOfUnit.get(unit) ?? -1, rank));
+    firstOfUnit.set(unit, Math.min(firstOfUnit.get(unit) ?? g, g));
+  }
+  const order = [...rankOfUnit.keys()].sort(
+    (x, y) => rankOfUnit.get(x)! - rankOfUnit.get(y)! || firstOfUnit.get(x)! - firstOfUnit.get(y)!,
+  );
+  const position = new Map(order.map((u, i) => [u, i] as const));
+  const positions = Int32Array.from(groups, (g) => position.get(unitOf.get(g)!)!);
   return { seqs, positions, sorted: Int32Array.from(positions).sort(), groups: order.length };
 }
 
@@ -140,6 +184,8 @@ function idsBelow(log: LogView, list: Droppable, cut: number): string[] {
 interface Actor {
   readonly name: string;
   readonly marker: boolean;
+  /** Drop whole turns (`startOn: "user"`). */
+  readonly turns?: boolean;
 }
 
 function dropAction(span: ReadonlyArray<string>, as: Actor, target: number): PlanAction {
@@ -260,7 +306,7 @@ function dropToFit(
   const listOf = (spare: boolean): Droppable => {
     let list = lists.get(spare);
     if (list === undefined) {
-      list = droppable(ctx, keep, spare);
+      list = droppable(ctx, keep, spare, as.turns);
       lists.set(spare, list);
     }
     return list;
@@ -307,7 +353,7 @@ function stubToFit(ctx: StrategyContext, as: Actor, keep: Uint8Array, allowCut: 
   const { log } = ctx;
   const withActions = (actions: ReadonlyArray<PlanAction>) =>
     nextPlan(ctx.plan, [...ctx.plan.actions, ...actions], log.length);
-  const list = droppable(ctx, keep, false);
+  const list = droppable(ctx, keep, false, as.turns);
   const all = idsBelow(log, list, list.groups);
   const drops = all.length === 0 ? [] : [dropAction(all, as, ctx.target)];
   const base = drops.length === 0 ? ctx.plan : withActions(drops);
@@ -441,10 +487,16 @@ function silencing(ctx: StrategyContext, name: string): PlanAction | undefined {
  * drops left are taken out: the core verbatim and a turn that is never stuck matter more than a marker. Cutting
  * core messages to excerpts is the last resort, without markers.
  */
-function proposeMarked(ctx: StrategyContext, name: string, protect: Protect, marks: boolean): Proposal {
-  if (!marks) return propose(ctx, { name, marker: false }, protect);
+function proposeMarked(
+  ctx: StrategyContext,
+  name: string,
+  protect: Protect,
+  marks: boolean,
+  turns: boolean,
+): Proposal {
+  if (!marks) return propose(ctx, { name, marker: false, turns }, protect);
   try {
-    return propose(ctx, { name, marker: true }, protect, false);
+    return propose(ctx, { name, marker: true, turns }, protect, false);
   } catch (error) {
     if (!(error instanceof BudgetInfeasibleError)) throw error;
   }
@@ -452,7 +504,7 @@ function proposeMarked(ctx: StrategyContext, name: string, protect: Protect, mar
   const plan =
     quiet === undefined ? ctx.plan : nextPlan(ctx.plan, [...ctx.plan.actions, quiet], ctx.log.length);
   const base = quiet === undefined ? ctx : { ...ctx, plan, tokens: ctx.measure(plan) };
-  const unmarked = { name, marker: false };
+  const unmarked = { name, marker: false, turns };
   let rest: Proposal;
   try {
     rest = propose(base, unmarked, protect, false);
@@ -479,12 +531,13 @@ export function createHardFallback(options: HardFallbackOptions & FallbackStore 
   const name = o.name ?? "hardFallback";
   const protect = o.protect ?? "lastTurn";
   const marks = o.markDrops === true;
+  const turns = o.startOn === "user";
   if (artifacts === undefined) {
     return {
       name,
       cost: "free",
       kinds: ["drop", "clear"],
-      propose: (ctx) => proposeMarked(ctx, name, protect, marks),
+      propose: (ctx) => proposeMarked(ctx, name, protect, marks, turns),
     };
   }
   const to: GroupStore = { store: artifacts, tenant: tenant ?? "default", name };
@@ -492,7 +545,7 @@ export function createHardFallback(options: HardFallbackOptions & FallbackStore 
     name,
     cost: "free",
     kinds: ["drop", "clear", "externalize"],
-    propose: (ctx) => keepNonReplayable(ctx, proposeMarked(ctx, name, protect, marks), to),
+    propose: (ctx) => keepNonReplayable(ctx, proposeMarked(ctx, name, protect, marks, turns), to),
   };
 }
 

@@ -15,6 +15,11 @@ export const rollingWindowOptionsSchema = z.strictObject({
   /** Hysteresis: act only when more than `keepTurns + threshold` turns are in the window (default 0). */
   threshold: windowThresholdSchema.optional(),
   trigger: windowTriggerSchema.optional(),
+  /**
+   * `user`: the history kept after a cut starts at a user message (LangChain's `startOn`): the groups between the
+   * cut and the next user message go too, so no answer is kept whose question was dropped. Default: off.
+   */
+  startOn: z.literal("user").optional(),
 });
 
 /** Options of {@link createRollingWindow}. */
@@ -45,6 +50,7 @@ export function createRollingWindow(options: RollingWindowOptions): Strategy {
   return createWindowStrategy({
     name: o.name ?? "rollingWindow",
     trigger: o.trigger,
+    startOn: o.startOn,
     scope: { keepSystem: true, keepLastUser: false },
     cut: (window, log) => {
       const turnOfGroup = turnsOf(log, window);

@@ -23,6 +23,11 @@ export const slidingWindowOptionsSchema = z.strictObject({
     })
     .optional(),
   trigger: windowTriggerSchema.optional(),
+  /**
+   * `user`: the history kept after a cut starts at a user message (LangChain's `startOn`): the groups between the
+   * cut and the next user message go too, so no answer is kept whose question was dropped. Default: off.
+   */
+  startOn: z.literal("user").optional(),
 });
 
 /** Options of {@link createSlidingWindow}. */
@@ -44,6 +49,7 @@ export function createSlidingWindow(options: SlidingWindowOptions): Strategy {
   return createWindowStrategy({
     name: o.name ?? "slidingWindow",
     trigger: o.trigger,
+    startOn: o.startOn,
     scope: { keepSystem: true, keepLastUser: true },
     cut: (window) => {
       const cut = hysteresisCut(window.length, keepGroups, threshold);
