@@ -63,7 +63,7 @@ const spans = (p: Proposal) => p.actions.map((a) => [a.kind, ...a.span]);
 
 describe("createToolResultRetention options", () => {
   it.each([
-    [{ default: { keepTurns: 0 } }, "default.keepTurns"],
+    [{ default: { keepTurns: -1 } }, "default.keepTurns"],
     [{ default: { keepLast: -2 } }, "default.keepLast"],
     [{ tools: { search: { keepLast: 1.5 } } }, "tools.search.keepLast"],
     [{ tools: { search: { minChars: -1 } } }, "tools.search.minChars"],
@@ -113,6 +113,26 @@ describe("age (keepTurns)", () => {
     });
     expect(action.strategy).toBe("toolResultRetention");
     expect(action.reason).toMatch(/2 tool message/);
+  });
+
+  it("keepLast 0 keeps none of a tool, and as the default in hard mode removes all answered tool traffic", async () => {
+    const mixed = ThreadLog.from("t", [
+      user("u0"),
+      ...step(0, "noisy"),
+      ...step(1, "grep"),
+      user("u1"),
+      ...step(2, "noisy"),
+      asks("a9", [call("c9", "{}", "noisy")]),
+    ]);
+    // Per tool: every answered result of the noisy tool, even the current turn's; the pending call stays.
+    const none = await run({ tools: { noisy: { keepLast: 0 } } }, mixed);
+    expect(spans(none.proposal)).toEqual([["clear", "r0", "r2"]]);
+    // All tool traffic: every answered call's group dropped whole (AI SDK `toolCalls: "all"`, Mastra's filter).
+    const all = await run({ default: { keepLast: 0, mode: "hard", minChars: 0 } }, mixed);
+    expect(spans(all.proposal)).toEqual([["drop", "a0", "r0", "a1", "r1", "a2", "r2"]]);
+    expect(spans((await run({ default: { keepTurns: 0 } }, mixed)).proposal)).toEqual([
+      ["clear", "r0", "r1", "r2"],
+    ]);
   });
 
   it("keepTurns 1 keeps only the current turn; the built-in default keeps 3", async () => {
