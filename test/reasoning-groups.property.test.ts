@@ -3,6 +3,8 @@
  * Responses and the Microsoft Agent Framework produce) belongs to those calls' group: on random threads of that
  * shape, whatever the windows and the fallback keep, no rendered request holds the calls without their reasoning
  * (or the reasoning without its calls), and the Anthropic request passes the thinking rule with thinking enabled.
+ * Reasoning that arrives alone is pending until the next message: a plan made then stays valid when its calls
+ * join it.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -10,7 +12,8 @@ import { createPipeline } from "../src/compaction/pipeline.js";
 import type { PipelineStrategy } from "../src/compaction/pipeline-types.js";
 import type { Message, MessageInput } from "../src/log/message.js";
 import { ThreadLog } from "../src/log/thread-log.js";
-import { emptyPlan } from "../src/plan/compaction-plan.js";
+import { emptyPlan, extendPlan } from "../src/plan/compaction-plan.js";
+import { validatePlan } from "../src/plan/validate-plan.js";
 import { toProviderRequest, validateProviderRequest } from "../src/render/provider-rules.js";
 import { createHardFallback } from "../src/strategies/hard-fallback.js";
 import { createRollingWindow } from "../src/strategies/rolling-window.js";
@@ -34,6 +37,8 @@ const turnArb = fc.record({
       calls: fc.integer({ min: 1, max: 3 }),
       output: fc.string({ maxLength: 300 }),
       split: fc.boolean(),
+      // The reasoning arrives alone (streamed), so a turn is compacted while it ends the log.
+      streamed: fc.boolean(),
     }),
     { minLength: 1, maxLength: 4 },
   ),
@@ -50,8 +55,13 @@ function threadOf(
     for (const step of turn.steps) {
       const ids = Array.from({ length: step.calls }, () => `call_${n++}`);
       const results = ids.map((callId) => ({ type: "tool_result" as const, callId, content: step.output }));
+      const thought: MessageInput = {
+        role: "assistant",
+        parts: [{ type: "reasoning", text: step.thought, signature: `sig${n}` }],
+      };
+      if (step.streamed) batches.push([thought]);
       batches.push([
-        { role: "assistant", parts: [{ type: "reasoning", text: step.thought, signature: `sig${n}` }] },
+        ...(step.streamed ? [] : [thought]),
         {
           role: "assistant",
           parts: ids.map((callId) => ({ type: "tool_call", callId, name: "bash", args: "{}" })),
@@ -119,6 +129,44 @@ describe("reasoning-only messages (property)", () => {
         },
       ),
       fcParams(150),
+    );
+  });
+
+  it("a plan valid when reasoning ends the log stays valid when its calls join it", () => {
+    fc.assert(
+      fc.property(fc.array(turnArb, { minLength: 1, maxLength: 3 }), fc.nat(), (turns, pick) => {
+        const batches = threadOf(turns);
+        let log = ThreadLog.empty("t");
+        for (const [k, batch] of batches.entries()) {
+          log = log.append(batch);
+          // Drop any one group compaction may touch now (none is pending), then let the log grow.
+          const movable = log.groups.filter((g) => !g.pending && g.kind !== "system");
+          if (movable.length === 0) continue;
+          const group = movable[(pick + k) % movable.length]!;
+          const drop = {
+            kind: "drop" as const,
+            span: group.messageIds,
+            record: { kind: "drop" as const, reason: "test" },
+            strategy: "test",
+            reason: "test",
+          };
+          const plan = extendPlan(emptyPlan("t"), [drop], log.length);
+          expect(validatePlan(plan, log)).toEqual([]);
+          let grown = log;
+          for (const later of batches.slice(k + 1)) {
+            grown = grown.append(later);
+            // A fresh copy: the validator trusts a plan on logs extending one it already found it valid for.
+            const copy = ThreadLog.from(
+              "t",
+              grown.messages.map(({ id, role, parts, meta }) => ({ id, role, parts, meta })),
+            );
+            expect(validatePlan(plan, copy), `dropping ${group.messageIds} at length ${log.length}`).toEqual(
+              [],
+            );
+          }
+        }
+      }),
+      fcParams(100),
     );
   });
 });

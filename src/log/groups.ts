@@ -24,7 +24,11 @@ export interface Group {
   /** Ascending seqs of the group's messages. */
   readonly seqs: ReadonlyArray<number>;
   readonly messageIds: ReadonlyArray<string>;
-  /** True when a call of the group has no result yet. */
+  /**
+   * True when the group may still change as the log grows: a call of the group has no result yet, or the group
+   * is a reasoning-only message that ends the log (the calls it led to may come next and join it). Compaction
+   * never touches a pending group, so appending never invalidates a valid plan.
+   */
   readonly pending: boolean;
 }
 
@@ -53,6 +57,11 @@ export function isReasoningOnly(message: Message | undefined): boolean {
   );
 }
 
+/** True when the group of `seqs` is a reasoning-only message ending a log of `length` (see `Group.pending`). */
+export function awaitsCalls(log: GroupSource, seqs: ReadonlyArray<number>, length: number): boolean {
+  return seqs.length === 1 && seqs[0] === length - 1 && isReasoningOnly(log.at(seqs[0]));
+}
+
 /** Groups of a log value computed from scratch, plus the seq → group index. */
 export interface GroupsSnapshot {
   readonly length: number;
@@ -72,7 +81,7 @@ function finishGroup(
     kind,
     seqs: Object.freeze(seqs),
     messageIds: Object.freeze(seqs.map((s) => log.at(s)!.id)),
-    pending: seqs.some((s) => pending.has(s)),
+    pending: seqs.some((s) => pending.has(s)) || awaitsCalls(log, seqs, log.length),
   });
 }
 

@@ -230,6 +230,9 @@ function sweepGroups(log: LogView, resolved: SeqResolution, problems: PlanProble
     }
   }
   const pending = new Set([...log.pendingCalls.values()].map((call) => log.groupIndexOf(call.seq)));
+  // A reasoning-only message ending the log is pending too (see `Group.pending`).
+  if (log.length > 0 && log.groupAt(log.groupIndexOf(log.length - 1)).pending)
+    pending.add(log.groupIndexOf(log.length - 1));
   const suspects = [...new Set([...pending, ...split])].sort((a, b) => a - b);
   checkGroups(suspects, log, resolved, problems);
 }
@@ -262,7 +265,10 @@ function checkGroups(
         problems.push({
           code: "pending_call_touched",
           messageId: id,
-          message: `message ${id} belongs to a tool call that has no result yet; pending calls are never compacted`,
+          message:
+            group.kind === "tool_call"
+              ? `message ${id} belongs to a tool call that has no result yet; pending calls are never compacted`
+              : `message ${id} is reasoning that ends the log; the calls it led to may still join it, so it is never compacted yet`,
         });
       }
       continue;

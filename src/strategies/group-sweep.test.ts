@@ -164,6 +164,25 @@ describe("strategies that remember settled groups per plan", () => {
     );
   });
 
+  it("retention does not settle reasoning that ends the log: the calls it led to may join it", async () => {
+    const search = (callId: string) => call(callId, "{}", "search");
+    const batches: MessageInput[][] = [
+      [{ id: "m0", role: "assistant", parts: [{ type: "reasoning", text: "think" }] }],
+      [{ id: "m1", role: "assistant", parts: [search("c0")] }],
+      [{ id: "m2", role: "tool", parts: [result("c0", "")] }],
+      [{ id: "m3", role: "assistant", parts: [search("c1"), search("c2")] }],
+      [{ id: "m4", role: "tool", parts: [result("c1", "a")] }],
+      [{ id: "m5", role: "tool", parts: [result("c2", "b")] }],
+    ];
+    const make = () => createToolResultRetention(retentionOptions[3]!);
+    await replay(make, batches, [0]);
+    // The case is not vacuous: at the end the first group (reasoning, call, result) expired and is dropped.
+    let log = ThreadLog.empty("t");
+    for (const batch of batches) log = log.append(batch);
+    const proposal = await make().propose(strategyContext(log, emptyPlan("t")));
+    expect(proposal.actions.map((a) => [a.kind, a.span])).toEqual([["drop", ["m0", "m1", "m2"]]]);
+  });
+
   for (const [name, make] of makers) {
     it(`${name}: proposes what a fresh instance proposes, turn by turn on random logs`, async () => {
       await fc.assert(

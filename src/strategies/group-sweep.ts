@@ -4,7 +4,6 @@
  * groups appended since, and the groups that the actions added to the plan since then name.
  */
 import { ValidationError } from "../errors/ledger-error.js";
-import { isReasoningOnly } from "../log/groups.js";
 import type { LogView } from "../log/log-view.js";
 import { type CompactionPlan, parentOf } from "../plan/compaction-plan.js";
 import { decisionAt, type SeqResolution } from "../plan/resolve-for-log.js";
@@ -137,13 +136,8 @@ export class GroupSweep<T> {
     const count = log.groupCount;
     if (base === undefined) return Array.from({ length: count }, (_, g) => g);
     const visit = [...base.open];
-    // A reasoning-only message that ended the base's log may since have been joined by the calls it led to:
-    // its group is then a tool-call group the base never saw as one.
-    const tail = base.log.length - 1;
-    const joined = tail >= 0 && log.length > base.log.length && isReasoningOnly(log.at(tail));
-    if (joined) visit.push(log.groupIndexOf(tail));
     for (let g = base.scanned; g < count; g++) visit.push(g);
-    if (base.plan === resolution.plan && also.length === 0 && !joined) return visit;
+    if (base.plan === resolution.plan && also.length === 0) return visit;
     let last = -1;
     const add = (seq: number): void => {
       const g = log.groupIndexOf(seq);

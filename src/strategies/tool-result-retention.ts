@@ -149,9 +149,10 @@ function planGroup(
 
 /**
  * Plans one group and says whether it is settled: retention's answer for it cannot change while the log grows
- * under this plan. Groups that are not tool calls, pinned, or already summarized, externalized or dropped are
- * settled; a pending group is not (its results may arrive); otherwise it is once nothing was added for it and
- * the expiry of each of its results is final (the group is complete, so only the plan could change the answer).
+ * under this plan. A pending group is not (its results may arrive, or calls may join its reasoning); groups
+ * that are not tool calls, pinned, or already summarized, externalized or dropped are; otherwise it is once
+ * nothing was added for it and the expiry of each of its results is final (the group is complete, so only the
+ * plan could change the answer).
  */
 function visitGroup(
   log: LogView,
@@ -160,8 +161,9 @@ function visitGroup(
   ctx: { readonly bySeq: ResultIndex; readonly expiry: Expiry },
   out: Collected,
 ): boolean {
-  if (group.kind !== "tool_call") return true;
+  // Pending first: a reasoning-only group ending the log is pending and may still become a tool-call group.
   if (group.pending) return false;
+  if (group.kind !== "tool_call") return true;
   if (!onlyCleared(group, res)) return true;
   for (const seq of group.seqs) if (log.at(seq)!.meta.pinned === true) return true;
   const refs: ResultRef[] = [];
