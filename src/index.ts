@@ -138,6 +138,7 @@ export type {
   ActionRecord,
   ClearExcerpt,
   ClearedItem,
+  ClearPartRef,
   ClearRecord,
   CompactionPlan,
   DropRecord,
@@ -230,6 +231,11 @@ export type { HardFallbackOptions } from "./strategies/hard-fallback.js";
 export { createHardFallback, hardFallbackOptionsSchema } from "./strategies/hard-fallback.js";
 export type { OversizedExcerptOptions } from "./strategies/oversized-excerpt.js";
 export { createOversizedExcerpt, oversizedExcerptOptionsSchema } from "./strategies/oversized-excerpt.js";
+export type { ReasoningRetentionOptions } from "./strategies/reasoning-retention.js";
+export {
+  createReasoningRetention,
+  reasoningRetentionOptionsSchema,
+} from "./strategies/reasoning-retention.js";
 export type { RollingWindowOptions } from "./strategies/rolling-window.js";
 export { createRollingWindow, rollingWindowOptionsSchema } from "./strategies/rolling-window.js";
 export type { SlidingWindowOptions } from "./strategies/sliding-window.js";

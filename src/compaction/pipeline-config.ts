@@ -10,6 +10,7 @@ import { createExternalization } from "../strategies/externalization.js";
 import { createHardFallback, hardFallbackOptionsSchema } from "../strategies/hard-fallback.js";
 import { parseOptions } from "../strategies/options.js";
 import { createOversizedExcerpt } from "../strategies/oversized-excerpt.js";
+import { createReasoningRetention } from "../strategies/reasoning-retention.js";
 import { createRollingWindow } from "../strategies/rolling-window.js";
 import { createSlidingWindow } from "../strategies/sliding-window.js";
 import type { Strategy } from "../strategies/strategy.js";
@@ -45,6 +46,7 @@ type Factory = (
 /** Built-in strategies by the `use` name a config file gives. */
 const BUILT_INS: Readonly<Record<string, Factory>> = {
   toolResultRetention: (o) => createToolResultRetention(o),
+  reasoningRetention: (o) => createReasoningRetention(o),
   slidingWindow: (o) => createSlidingWindow(o as never),
   rollingWindow: (o) => createRollingWindow(o as never),
   truncation: (o) => createTruncation(o as never),

@@ -42,6 +42,8 @@ const retentionOptions: ReadonlyArray<ToolResultRetentionOptions> = [
   { default: { keepTurns: 1, mode: "hard", minChars: 0 } },
   { default: { keepLast: 2, clearArgs: true, minChars: 0 }, tools: { search: { mode: "hard" } } },
   { default: { keepTurns: 1, keepLast: 2, minChars: 0 }, tools: { read_file: { neverEvict: true } } },
+  // A noisy tool kept none of beside others: parallel results in one message are stubbed one by one.
+  { default: { keepLast: 3, minChars: 0 }, tools: { search: { keepLast: 0, clearArgs: true } } },
 ];
 
 // Strategies that fire by their own rule say so with `due` (a pipeline asks it while under target).

@@ -410,7 +410,7 @@ describe("what is never touched", () => {
     expect(spans(proposal)).toEqual([["clear", "r0"]]);
   });
 
-  it("clears a tool message answering several calls only when every result in it expired", async () => {
+  it("clears parallel results of one message one by one when another tool's result beside them is kept", async () => {
     const log = ThreadLog.from("t", [
       user("u"),
       asks("a", [call("x", "{}", "search"), call("y", "{}", "read_file")]),
@@ -418,13 +418,57 @@ describe("what is never touched", () => {
       ...step(1, "search"),
     ]);
     const o = { default: { keepLast: 1 } };
-    expect((await run(o, log)).proposal.actions).toEqual([]);
+    // search's x expired, read_file's y did not: x alone is stubbed (the unit of a clear is a call).
+    const first = await run(o, log);
+    expect(spans(first.proposal)).toEqual([["clear", "rxy"]]);
+    expect(first.proposal.actions[0]!.record).toMatchObject({
+      onlyParts: [{ messageId: "rxy", partIndex: 0 }],
+      cleared: [{ toolName: "search", callId: "x" }],
+    });
+    const shown = renderHistory(log, first.plan, counter).messages.find((m) =>
+      m.provenance.sourceIds.includes("rxy"),
+    )!;
+    const contents = shown.parts.map((p) => (p.type === "tool_result" ? p.content : ""));
+    expect(contents[1]).toBe(body("y"));
+    expect(contents[0]).not.toBe(body("x"));
+    // Nothing more until y expires; then the clear lists both results.
+    expect((await run(o, log, first.plan)).proposal.actions).toEqual([]);
     const later = log.append(step(2, "read_file"));
-    const { proposal } = await run(o, later);
-    expect(spans(proposal)).toEqual([["clear", "rxy"]]);
-    expect(proposal.actions[0]!.record).toMatchObject({
+    const second = await run(o, later, first.plan);
+    expect(spans(second.proposal)).toEqual([["clear", "rxy"]]);
+    expect(second.proposal.actions[0]!.record).toMatchObject({
+      onlyParts: [
+        { messageId: "rxy", partIndex: 0 },
+        { messageId: "rxy", partIndex: 1 },
+      ],
       cleared: [{ toolName: "search" }, { toolName: "read_file" }],
     });
+    expect((await run(o, later, second.plan)).proposal.actions).toEqual([]);
+  });
+
+  it("waits for parallel results of one tool to expire together (the message changes once)", async () => {
+    const log = ThreadLog.from("t", [
+      user("u"),
+      asks("a", [call("x", "{}", "search"), call("y", "{}", "search")]),
+      answers("rxy", [result("x", body("x")), result("y", body("y"))]),
+    ]);
+    const o = { default: { keepLast: 1 } };
+    // x is the second newest search result (expired), y the newest: they wait for each other.
+    expect((await run(o, log)).proposal.actions).toEqual([]);
+    const { proposal } = await run(o, log.append(step(1, "search")));
+    expect(spans(proposal)).toEqual([["clear", "rxy"]]);
+    expect(proposal.actions[0]!.record).not.toHaveProperty("onlyParts");
+  });
+
+  it("removes all of one noisy tool's traffic, keepLast 0, beside other tools' parallel results", async () => {
+    const log = ThreadLog.from("t", [
+      user("u"),
+      asks("a", [call("x", "{}", "search"), call("y", "{}", "read_file")]),
+      answers("rxy", [result("x", body("x")), result("y", body("y"))]),
+    ]);
+    const o = { tools: { search: { keepLast: 0 } } };
+    const { proposal } = await run(o, log);
+    expect(proposal.actions[0]!.record).toMatchObject({ onlyParts: [{ messageId: "rxy", partIndex: 0 }] });
   });
 });
 
@@ -437,6 +481,7 @@ const optionSets: ReadonlyArray<ToolResultRetentionOptions> = [
   { default: { keepTurns: 1, mode: "hard", minChars: 0 } },
   { default: { keepLast: 1, clearArgs: true, minChars: 0 }, tools: { search: { mode: "hard" } } },
   { default: { keepTurns: 1, keepLast: 2, minChars: 0 }, tools: { read_file: { neverEvict: true } } },
+  { default: { keepLast: 3, minChars: 0 }, tools: { search: { keepLast: 0, clearArgs: true } } },
 ];
 
 function touchedSeqs(log: ThreadLog, plan: CompactionPlan): number[] {
