@@ -119,7 +119,7 @@ function droppable(
     rankOf.set(g, Math.max(rankOf.get(g) ?? -1, rank));
   }
   for (const [g, rank] of rankOf) if (rank < 0) rankOf.set(g, dropRank(undefined));
-  if (turns) return byTurn(log, seqs, groups, rankOf);
+  if (turns) return byTurn(log, seqs, groups, rankOf, keep);
   // In log order the groups need not ascend (a result can arrive after a later group: an assistant text between
   // a call and its result), and classes reorder them: the order is found by sorting.
   const order = [...rankOf.keys()].sort((x, y) => rankOf.get(x)! - rankOf.get(y)! || x - y);
@@ -134,20 +134,41 @@ function droppable(
 /**
  * The droppable list with whole turns as the unit (`startOn: "user"`): the groups of a turn before the newest
  * one (by the turn of the group's first message) share one position, ranked by their most durable group; groups
- * of the newest turn (after its protected user message) stay units of their own.
+ * of the newest turn (after its protected user message) stay units of their own. A turn where an answer that
+ * stays begins (a pending call, or the newest group when a result arrived after a later user message) is kept
+ * whole: the answer's question stays with it, also once the call is answered.
  */
 function byTurn(
   log: LogView,
-  seqs: ReadonlyArray<number>,
-  groups: ReadonlyArray<number>,
+  allSeqs: ReadonlyArray<number>,
+  allGroups: ReadonlyArray<number>,
   rankOf: ReadonlyMap<number, number>,
+  keep: Uint8Array,
 ): Droppable {
   const newest = log.turns.length - 1;
+  const turnOfGroup = (g: number) => turnIndexOf(log.turns, log.groupAt(g).seqs[0]!);
+  const held = new Set<number>();
+  for (let g = 0; g < keep.length; g++) {
+    if (keep[g] === 0) continue;
+    const group = log.groupAt(g);
+    if (group.kind !== "tool_call" && group.kind !== "assistant_text") continue;
+    if (group.seqs.some((seq) => log.at(seq)!.meta.pinned === true)) continue;
+    const first = turnIndexOf(log.turns, group.seqs[0]!);
+    if (first >= 0 && first < newest) held.add(first);
+  }
+  const seqs: number[] = [];
+  const groups: number[] = [];
+  allSeqs.forEach((seq, i) => {
+    if (held.size > 0 && held.has(turnOfGroup(allGroups[i]!))) return;
+    seqs.push(seq);
+    groups.push(allGroups[i]!);
+  });
   const unitOf = new Map<number, string>();
   const rankOfUnit = new Map<string, number>();
   const firstOfUnit = new Map<string, number>();
   for (const [g, rank] of rankOf) {
-    const turn = turnIndexOf(log.turns, log.groupAt(g).seqs[0]!);
+    const turn = turnOfGroup(g);
+    if (held.has(turn)) continue;
     const unit = turn >= 0 && turn < newest ? `t${turn}` : `g${g}`;
     unitOf.set(g, unit);
     rankOfUnit.set(unit, Math.max(rankOfUnit.get(unit) ?? -1, rank));
