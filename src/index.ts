@@ -143,6 +143,7 @@ export type {
   ActionRecord,
   ClearExcerpt,
   ClearedItem,
+  ClearPartRef,
   ClearRecord,
   CompactionPlan,
   DropRecord,
@@ -235,6 +236,11 @@ export { createHardFallback, hardFallbackOptionsSchema } from "./strategies/hard
 export type { OversizedExcerptOptions } from "./strategies/oversized-excerpt.js";
 export { createOversizedExcerpt, oversizedExcerptOptionsSchema } from "./strategies/oversized-excerpt.js";
 export type { TaskRule } from "./strategies/protected-core.js";
+export type { ReasoningRetentionOptions } from "./strategies/reasoning-retention.js";
+export {
+  createReasoningRetention,
+  reasoningRetentionOptionsSchema,
+} from "./strategies/reasoning-retention.js";
 export type { RollingWindowOptions } from "./strategies/rolling-window.js";
 export { createRollingWindow, rollingWindowOptionsSchema } from "./strategies/rolling-window.js";
 export type { SlidingWindowOptions } from "./strategies/sliding-window.js";

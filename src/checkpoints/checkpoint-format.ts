@@ -4,7 +4,7 @@
  * not the whole log. A checkpoint only ever saves work: anything wrong with one (missing, another format, a
  * body that does not fit the stored log) means a full load, and replay and audit never read them.
  *
- * Format `cl-checkpoint/3`. The body is one line of JSON, the header: the projected log's checkpoint, the plan
+ * Format `cl-checkpoint/4` (4: a reasoning-only message opens the group of the calls it leads to). The body is one line of JSON, the header: the projected log's checkpoint, the plan
  * with spans as seq runs and its resolution, the digests of long summary source lists, the strategies' memos.
  * The tail (checkpoint-tail.ts), stored beside it and read only when asked for, holds the ids of the messages
  * not held, the plan's retired actions (those governing nothing any more), the large record fields and the long
@@ -22,7 +22,7 @@ import type { LogCheckpoint } from "./log-checkpoint.js";
 import type { MemoCheckpoint } from "./memo-checkpoint.js";
 import type { PlanCheckpoint, PlanCheckpointBase } from "./plan-checkpoint.js";
 /** The body format this module writes and reads. */
-export const CHECKPOINT_FORMAT = "cl-checkpoint/3";
+export const CHECKPOINT_FORMAT = "cl-checkpoint/4";
 
 /** The source list of a summary or pointer in force: its count, and its digest or (short lists) its ids. */
 export interface SourcesCheckpoint {

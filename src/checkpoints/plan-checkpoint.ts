@@ -181,10 +181,10 @@ const DEFERRED_RUNS = 256;
 const RUNS_FIELD = "$runs";
 
 /**
- * Record fields the renderer reads (a clear's excerpts are the very text it shows): they stay in the header
- * whatever their size, so rendering a restored plan never needs the tail.
+ * Record fields the renderer reads (a clear's excerpts are the very text it shows, its `onlyParts` what it
+ * clears): they stay in the header whatever their size, so rendering a restored plan never needs the tail.
  */
-const RENDERED_FIELDS: ReadonlySet<string> = new Set(["excerpts"]);
+const RENDERED_FIELDS: ReadonlySet<string> = new Set(["excerpts", "onlyParts"]);
 
 /** Marks a record field kept out of the header: `{ "$deferred": index }`. */
 const DEFERRED_KEY = "$deferred";

@@ -10,6 +10,10 @@ import { createExternalization, externalizationOptionsSchema } from "../strategi
 import { createHardFallback, hardFallbackOptionsSchema } from "../strategies/hard-fallback.js";
 import { parseOptions } from "../strategies/options.js";
 import { createOversizedExcerpt, oversizedExcerptOptionsSchema } from "../strategies/oversized-excerpt.js";
+import {
+  createReasoningRetention,
+  reasoningRetentionOptionsSchema,
+} from "../strategies/reasoning-retention.js";
 import { createRollingWindow, rollingWindowOptionsSchema } from "../strategies/rolling-window.js";
 import { createSlidingWindow, slidingWindowOptionsSchema } from "../strategies/sliding-window.js";
 import type { Strategy } from "../strategies/strategy.js";
@@ -49,6 +53,7 @@ type Factory = (
 /** The `use` names of the built-in strategies. */
 export type BuiltInStrategyName =
   | "toolResultRetention"
+  | "reasoningRetention"
   | "slidingWindow"
   | "rollingWindow"
   | "truncation"
@@ -61,6 +66,7 @@ export type BuiltInStrategyName =
 /** Built-in strategies by the `use` name a config file gives. */
 const BUILT_INS: Readonly<Record<BuiltInStrategyName, Factory>> = {
   toolResultRetention: (o) => createToolResultRetention(o),
+  reasoningRetention: (o) => createReasoningRetention(o),
   slidingWindow: (o) => createSlidingWindow(o as never),
   rollingWindow: (o) => createRollingWindow(o as never),
   truncation: (o) => createTruncation(o as never),
@@ -109,6 +115,10 @@ export const BUILT_IN_STRATEGY_OPTIONS: Readonly<Record<BuiltInStrategyName, z.Z
   toolResultRetention: toolResultRetentionOptionsSchema.meta({
     description:
       "Free. Clears tool results once they expire by age or count, per tool and durability class: soft (a placeholder keeps the call and its pairing) or hard (whole groups dropped).",
+  }),
+  reasoningRetention: reasoningRetentionOptionsSchema.meta({
+    description:
+      "Free. Removes the reasoning of turns older than the newest `keepTurns` where it costs tokens in the request (reasoning no adapter sends is left alone).",
   }),
   slidingWindow: slidingWindowOptionsSchema.meta({
     description:

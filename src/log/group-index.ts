@@ -1,4 +1,4 @@
-import { type Group, type GroupSource, groupKindOf } from "./groups.js";
+import { awaitsCalls, type Group, type GroupSource, groupKindOf, isReasoningOnly } from "./groups.js";
 import type { Message } from "./message.js";
 
 function countCalls(message: Message): number {
@@ -74,8 +74,11 @@ export class GroupIndex {
     for (let seq = this.length; seq < log.length; seq++) {
       const message = log.at(seq)!;
       if (message.role === "system" || message.meta.pinned === true) this.#pinnedSeqs.push(seq);
-      if (message.role === "tool") this.#addResult(log, seq);
-      else this.#addGroup(message, seq);
+      if (message.role === "tool" || !this.#joinReasoning(log, message, seq)) {
+        this.#settleReasoning(log, seq);
+        if (message.role === "tool") this.#addResult(log, seq);
+        else this.#addGroup(message, seq);
+      }
       this.length = seq + 1;
     }
   }
@@ -94,9 +97,50 @@ export class GroupIndex {
       kind: groupKindOf(message),
       seqs: Object.freeze([seq]),
       messageIds: Object.freeze([message.id]),
-      pending: calls > 0,
+      // A reasoning-only message ends the log here: the calls it led to may still join it (see `Group.pending`).
+      pending: calls > 0 || isReasoningOnly(message),
     };
     this.#versions[index] = [Object.freeze(group)];
+  }
+
+  /**
+   * Calls right after a reasoning-only assistant message join its group (see `Group`): that group becomes their
+   * `tool_call` group from this length on. False when the message does not qualify (the caller adds a group).
+   */
+  #joinReasoning(log: GroupSource, message: Message, seq: number): boolean {
+    const calls = countCalls(message);
+    if (calls === 0 || seq === 0) return false;
+    const index = seq - 1 < this.#indexBySeq.length ? this.#indexBySeq[seq - 1]! : -1;
+    const versions = index < 0 ? undefined : this.#versions[index];
+    const previous = versions?.[versions.length - 1];
+    if (previous === undefined || previous.seqs.length !== 1 || !isReasoningOnly(log.at(seq - 1)))
+      return false;
+    this.#setIndex(seq, index);
+    this.#openCalls[index] = calls;
+    versions!.push(
+      Object.freeze({
+        ...previous,
+        kind: "tool_call" as const,
+        seqs: Object.freeze([...previous.seqs, seq]),
+        messageIds: Object.freeze([...previous.messageIds, message.id]),
+        pending: true,
+      }),
+    );
+    this.#since[index]!.push(seq + 1);
+    return true;
+  }
+
+  /**
+   * A message at `seq` that does not join the reasoning-only group ending the log before it settles that group:
+   * nothing can join it any more, so it is pending no longer from this length on.
+   */
+  #settleReasoning(log: GroupSource, seq: number): void {
+    const index = seq > 0 && seq - 1 < this.#indexBySeq.length ? this.#indexBySeq[seq - 1]! : -1;
+    const versions = index < 0 ? undefined : this.#versions[index];
+    const previous = versions?.[versions.length - 1];
+    if (previous === undefined || !previous.pending || !awaitsCalls(log, previous.seqs, seq)) return;
+    versions!.push(Object.freeze({ ...previous, pending: false }));
+    this.#since[index]!.push(seq + 1);
   }
 
   #addResult(log: GroupSource, seq: number): void {

@@ -14,6 +14,9 @@ export type GroupKind = "system" | "user" | "assistant_text" | "tool_call";
 /**
  * An atomic group. A `tool_call` group is the assistant message holding calls (with its reasoning parts) plus
  * every tool message answering those calls, wherever they appear; parallel calls in one message form one group.
+ * A reasoning-only assistant message right before the message holding calls (the shape streamed Responses and
+ * the Microsoft Agent Framework produce) is the reasoning that led to them: it opens their group, so no window
+ * or fallback can keep the calls and drop it (Anthropic refuses a tool_use whose signed thinking is gone).
  */
 export interface Group {
   readonly index: number;
@@ -21,7 +24,11 @@ export interface Group {
   /** Ascending seqs of the group's messages. */
   readonly seqs: ReadonlyArray<number>;
   readonly messageIds: ReadonlyArray<string>;
-  /** True when a call of the group has no result yet. */
+  /**
+   * True when the group may still change as the log grows: a call of the group has no result yet, or the group
+   * is a reasoning-only message that ends the log (the calls it led to may come next and join it). Compaction
+   * never touches a pending group, so appending never invalidates a valid plan.
+   */
   readonly pending: boolean;
 }
 
@@ -38,6 +45,21 @@ export function groupKindOf(message: Message): GroupKind {
   if (message.role === "system") return "system";
   if (message.role === "user") return "user";
   return message.parts.some((p) => p.type === "tool_call") ? "tool_call" : "assistant_text";
+}
+
+/** True for an assistant message that holds reasoning parts and nothing else. */
+export function isReasoningOnly(message: Message | undefined): boolean {
+  return (
+    message !== undefined &&
+    message.role === "assistant" &&
+    message.parts.length > 0 &&
+    message.parts.every((p) => p.type === "reasoning")
+  );
+}
+
+/** True when the group of `seqs` is a reasoning-only message ending a log of `length` (see `Group.pending`). */
+export function awaitsCalls(log: GroupSource, seqs: ReadonlyArray<number>, length: number): boolean {
+  return seqs.length === 1 && seqs[0] === length - 1 && isReasoningOnly(log.at(seqs[0]));
 }
 
 /** Groups of a log value computed from scratch, plus the seq → group index. */
@@ -59,7 +81,7 @@ function finishGroup(
     kind,
     seqs: Object.freeze(seqs),
     messageIds: Object.freeze(seqs.map((s) => log.at(s)!.id)),
-    pending: seqs.some((s) => pending.has(s)),
+    pending: seqs.some((s) => pending.has(s)) || awaitsCalls(log, seqs, log.length),
   });
 }
 
@@ -70,10 +92,19 @@ export function computeGroups(log: GroupSource): GroupsSnapshot {
   const kinds: GroupKind[] = [];
   for (let seq = 0; seq < log.length; seq++) {
     const message = log.at(seq)!;
-    if (message.role !== "tool") {
+    const kind = message.role === "tool" ? undefined : groupKindOf(message);
+    const before = seq > 0 ? members[groupOf[seq - 1]!] : undefined;
+    if (kind === "tool_call" && before?.length === 1 && isReasoningOnly(log.at(seq - 1))) {
+      // The reasoning that led to these calls opens their group (see `Group`).
+      groupOf[seq] = groupOf[seq - 1]!;
+      before.push(seq);
+      kinds[groupOf[seq]!] = "tool_call";
+      continue;
+    }
+    if (kind !== undefined) {
       groupOf[seq] = members.length;
       members.push([seq]);
-      kinds.push(groupKindOf(message));
+      kinds.push(kind);
       continue;
     }
     const answered = log.answersOf(seq);

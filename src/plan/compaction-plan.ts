@@ -40,6 +40,14 @@ export interface ClearExcerpt {
   readonly text: string;
 }
 
+/** One part of a span message that a clear with `onlyParts` clears. */
+export interface ClearPartRef {
+  /** A message of the action's span. */
+  readonly messageId: string;
+  /** Index in the message's `parts` of a `tool_result`, `tool_call`, `text` or `reasoning` part. */
+  readonly partIndex: number;
+}
+
 /** Replace bodies by short placeholders while keeping call/result pairing. */
 export interface ClearRecord {
   readonly kind: "clear";
@@ -49,6 +57,14 @@ export interface ClearRecord {
   readonly cleared?: ReadonlyArray<ClearedItem>;
   /** Parts shown as an excerpt instead of the placeholder (absent: every cleared part gets its placeholder). */
   readonly excerpts?: ReadonlyArray<ClearExcerpt>;
+  /**
+   * Clear only these parts, so the unit of a clear can be one call: one result of a tool message answering
+   * parallel calls, one call's arguments, one message's reasoning. A listed result or text gets its placeholder
+   * (or excerpt), a listed call its arguments' placeholder, and a listed reasoning part is left out of the
+   * request (a message left with no parts is not sent); parts not listed render unchanged. Absent: the whole
+   * message is cleared as before (reasoning kept), so plans without it render and hash as they always did.
+   */
+  readonly onlyParts?: ReadonlyArray<ClearPartRef>;
 }
 
 /** A structured summary: the fields a drift-resistant summary keeps. */

@@ -46,6 +46,17 @@ const recordSchemas = {
             .strict(),
         )
         .optional(),
+      onlyParts: z
+        .array(
+          z
+            .object({
+              messageId: z.string().min(1),
+              partIndex: z.number().int().nonnegative(),
+            })
+            .strict(),
+        )
+        .min(1, "a clear of only some parts names at least one")
+        .optional(),
     })
     .strict(),
   summarize: z

@@ -163,6 +163,34 @@ describe("validatePlan as the log grows", () => {
     expect(validatePlan(plan, grown)).toEqual([]);
   });
 
+  it("reasoning ending the log is pending: a plan touching it is refused, so the calls joining it break nothing", () => {
+    const thought: Part = { type: "reasoning", text: "look it up", signature: "sig" };
+    const streamed = ThreadLog.from("t", [user("u1"), assistant("r1", thought)]);
+    expect(streamed.groupAt(1).pending).toBe(true);
+    for (const kind of ["drop", "summarize", "clear"] as const) {
+      const touching = createPlan({ threadId: "t", version: 1, basedOnSeq: 2, actions: [act(kind, ["r1"])] });
+      expect(codes(validatePlan(touching, streamed))).toEqual(["pending_call_touched"]);
+      expect(codes(validatePlan(extendPlan(emptyPlan("t"), [act(kind, ["r1"])], 2), streamed))).toEqual([
+        "pending_call_touched",
+      ]);
+    }
+    // The calls arrive: the reasoning opens their group, which a valid plan keeps or removes whole.
+    const joined = streamed.append([assistant("a1", call("c1")), tool("t1", result("c1"))]);
+    expect(joined.groupAt(1).seqs).toEqual([1, 2, 3]);
+    const whole = createPlan({
+      threadId: "t",
+      version: 1,
+      basedOnSeq: 4,
+      actions: [act("drop", ["r1", "a1", "t1"])],
+    });
+    expect(validatePlan(whole, joined)).toEqual([]);
+    // Anything else arrives: the reasoning is settled on its own and may be compacted.
+    const settled = streamed.append([user("u2")]);
+    expect(settled.groupAt(1).pending).toBe(false);
+    const drop = createPlan({ threadId: "t", version: 1, basedOnSeq: 3, actions: [act("drop", ["r1"])] });
+    expect(validatePlan(drop, settled)).toEqual([]);
+  });
+
   it("a plan valid for a long log is checked again on a shorter one", () => {
     const plan = planOf(act("drop", ["a1", "t1", "t2"]));
     expect(validatePlan(plan, log)).toEqual([]);

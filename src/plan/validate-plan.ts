@@ -1,6 +1,6 @@
 import { PlanValidationError } from "../errors/ledger-error.js";
 import type { LogView } from "../log/log-view.js";
-import { type ActionKind, type CompactionPlan, parentOf } from "./compaction-plan.js";
+import { type ActionKind, type CompactionPlan, type PlanAction, parentOf } from "./compaction-plan.js";
 import { decisionAt, resolveForLog, type SeqResolution } from "./resolve-for-log.js";
 
 /** One reason a plan cannot be applied to a log, as data. */
@@ -14,7 +14,8 @@ export interface PlanProblem {
     | "record_mismatch"
     | "orphaning_split"
     | "pending_call_touched"
-    | "bad_excerpt";
+    | "bad_excerpt"
+    | "bad_part";
   readonly message: string;
   readonly actionIndex?: number;
   readonly messageId?: string;
@@ -147,6 +148,8 @@ function describeIssues(plan: CompactionPlan, resolved: SeqResolution, from: num
 function checkExcerpts(plan: CompactionPlan, log: LogView, from: number, problems: PlanProblem[]): void {
   for (let a = from; a < plan.actions.length; a++) {
     const action = plan.actions[a]!;
+    if (action.kind === "clear" && action.record.onlyParts !== undefined)
+      checkOnlyParts(action, a, log, problems);
     if (action.kind !== "clear" || action.record.excerpts === undefined) continue;
     const span = new Set(action.span);
     const seen = new Set<string>();
@@ -162,6 +165,42 @@ function checkExcerpts(plan: CompactionPlan, log: LogView, from: number, problem
       });
     });
   }
+}
+
+/**
+ * The `onlyParts` of a clear action name each part of their span's messages once at most, and only a part a
+ * clear changes (a tool result, a call, a text, a reasoning part). Parts of messages outside the span or not held
+ * are not looked into, as for excerpts.
+ */
+function checkOnlyParts(
+  action: PlanAction & { kind: "clear" },
+  a: number,
+  log: LogView,
+  problems: PlanProblem[],
+): void {
+  const span = new Set(action.span);
+  const seen = new Set<string>();
+  action.record.onlyParts!.forEach((ref, i) => {
+    if (!span.has(ref.messageId)) return;
+    const key = `${ref.partIndex}\u0000${ref.messageId}`;
+    let why: string | undefined;
+    if (seen.has(key)) why = "repeats a part";
+    seen.add(key);
+    const seq = log.seqOf(ref.messageId);
+    if (why === undefined && seq !== undefined && log.holds(seq)) {
+      const parts = log.at(seq)!.parts;
+      const part = parts[ref.partIndex];
+      if (part === undefined) why = `names a part the message lacks (it has ${parts.length})`;
+      else if (part.type === "media") why = "names a media part, which a clear does not change";
+    }
+    if (why === undefined) return;
+    problems.push({
+      code: "bad_part",
+      actionIndex: a,
+      messageId: ref.messageId,
+      message: `action ${a} (clear by ${action.strategy}) onlyParts ${i} (message ${ref.messageId}, part ${ref.partIndex}) ${why}`,
+    });
+  });
 }
 
 /** What is wrong with one excerpt of a clear action (`seen` collects the parts named so far), if anything. */
@@ -231,6 +270,9 @@ function sweepGroups(log: LogView, resolved: SeqResolution, problems: PlanProble
     }
   }
   const pending = new Set([...log.pendingCalls.values()].map((call) => log.groupIndexOf(call.seq)));
+  // A reasoning-only message ending the log is pending too (see `Group.pending`).
+  if (log.length > 0 && log.groupAt(log.groupIndexOf(log.length - 1)).pending)
+    pending.add(log.groupIndexOf(log.length - 1));
   const suspects = [...new Set([...pending, ...split])].sort((a, b) => a - b);
   checkGroups(suspects, log, resolved, problems);
 }
@@ -263,7 +305,10 @@ function checkGroups(
         problems.push({
           code: "pending_call_touched",
           messageId: id,
-          message: `message ${id} belongs to a tool call that has no result yet; pending calls are never compacted`,
+          message:
+            group.kind === "tool_call"
+              ? `message ${id} belongs to a tool call that has no result yet; pending calls are never compacted`
+              : `message ${id} is reasoning that ends the log; the calls it led to may still join it, so it is never compacted yet`,
         });
       }
       continue;

@@ -27,6 +27,7 @@ import type {
   ImageBlockParam,
   MessageParam,
   TextBlockParam,
+  ThinkingConfigParam,
   ToolResultBlockParam,
   ToolUseBlockParam,
 } from "@anthropic-ai/sdk/resources/messages";
@@ -54,6 +55,11 @@ export interface AnthropicMessagesOptions {
 export interface AnthropicMessagesRequest {
   system?: string | TextBlockParam[];
   messages: MessageParam[];
+  /**
+   * Never set by the adapter: the harness adds its extended-thinking setting before sending, and the validator
+   * then checks Anthropic's thinking rule for the tool-use cycle in progress.
+   */
+  thinking?: ThinkingConfigParam;
 }
 
 /** Text of the user message put first when the history starts with the assistant. */

@@ -1,7 +1,8 @@
 /**
  * Anthropic Messages request rules: the first message is a user message, roles alternate, every tool_use is
  * answered by a tool_result in the very next (user) message where results come first, tool-use ids are unique
- * and well formed, no blank text, thinking only in assistant messages, at most 4 cache breakpoints.
+ * and well formed, no blank text, thinking only in assistant messages, at most 4 cache breakpoints, and (with
+ * extended thinking in use) the thinking of the tool-use cycle in progress still there.
  */
 import type { ContentBlockParam, MessageParam, TextBlockParam } from "@anthropic-ai/sdk/resources/messages";
 
@@ -20,6 +21,8 @@ function blocksOf(content: MessageParam["content"]): ReadonlyArray<ContentBlockP
 export function validateAnthropicMessages(body: {
   readonly system?: string | ReadonlyArray<TextBlockParam> | undefined;
   readonly messages: ReadonlyArray<MessageParam>;
+  /** The request's extended-thinking setting, as the harness sends it (`{ type: "enabled", … }`). */
+  readonly thinking?: { readonly type: string } | undefined;
 }): string[] {
   const problems: string[] = [];
   const system = typeof body.system === "string" || body.system === undefined ? [] : body.system;
@@ -72,6 +75,7 @@ export function validateAnthropicMessages(body: {
       `messages[${expected.index}]: tool_use ${list(expected.ids)} never answered: the request ends with it`,
     );
   }
+  if (body.thinking?.type === "enabled") problems.push(...thinkingCycleProblems(body.messages));
   if (cacheMarks > MAX_CACHE_BREAKPOINTS) {
     problems.push(`${cacheMarks} blocks carry cache_control; at most ${MAX_CACHE_BREAKPOINTS} are allowed`);
   }
@@ -121,4 +125,37 @@ function toolUseProblems(
   if (block.name === "") problems.push(`${where}: tool_use has no name`);
   if (typeOf(block.input) !== "object") problems.push(`${where}: tool_use input must be an object`);
   return problems;
+}
+
+const isThinking = (b: ContentBlockParam): boolean =>
+  (b.type === "thinking" && b.signature !== "") || b.type === "redacted_thinking";
+
+/**
+ * Anthropic's rule for extended thinking with tools, checked when the request turns thinking on
+ * (`thinking: { type: "enabled" }`): thinking blocks of earlier assistant turns may be left out (the API ignores
+ * them), but the assistant turn still in its tool-use cycle must be sent with its thinking, unmodified, at the
+ * start of its first message ("a final assistant message must start with a thinking block"). The cycle in
+ * progress is the assistant messages after the last user message that holds anything but tool results; when one
+ * of them holds a tool_use, the first must start with a signed `thinking` or a `redacted_thinking` block. A
+ * request whose compaction kept a call but removed the signed reasoning that led to it fails here. (The content
+ * alone cannot tell: a harness may turn thinking off mid-thread, and earlier thinking blocks are then accepted.)
+ */
+function thinkingCycleProblems(messages: ReadonlyArray<MessageParam>): string[] {
+  let start = messages.length;
+  while (start > 0) {
+    const m = messages[start - 1]!;
+    if (m.role === "user" && blocksOf(m.content).some((b) => b.type !== "tool_result")) break;
+    start--;
+  }
+  const first = messages.findIndex((m, i) => i >= start && m.role === "assistant");
+  if (first < 0) return [];
+  const cycle = messages.slice(first);
+  const usesTools = cycle.some(
+    (m) => m.role === "assistant" && blocksOf(m.content).some((b) => b.type === "tool_use"),
+  );
+  const opening = blocksOf(messages[first]!.content)[0];
+  if (!usesTools || (opening !== undefined && isThinking(opening))) return [];
+  return [
+    `messages[${first}]: extended thinking is enabled but the assistant turn in its tool-use cycle does not start with its thinking block; the reasoning that led to its tool_use was removed (Anthropic rejects this)`,
+  ];
 }

@@ -14,6 +14,8 @@ import {
   type PlanAction,
   type RecordByKind,
 } from "../plan/compaction-plan.js";
+import { parsePlan, serializePlan } from "../plan/plan-schema.js";
+import { validatePlan } from "../plan/validate-plan.js";
 import { pendingResultText, pointerText, summaryText } from "../texts/placeholders.js";
 import { renderPrompt } from "./render-prompt.js";
 import type { RenderedPrompt } from "./rendered-prompt.js";
@@ -254,6 +256,82 @@ describe("renderPrompt: clear", () => {
     expect(out.messages[3]!.parts).toEqual([
       result("c1", '[result cleared: search, 4 chars; recall callId "c1"]'),
     ]);
+  });
+});
+
+describe("renderPrompt: clear of only some parts (onlyParts)", () => {
+  const thought: Part = { type: "reasoning", text: "compare both", signature: "sig" };
+  /** u1; a1 thinks and calls c1 (search) and c2 (read) in parallel; t1 answers both; r2 thinks alone; a2 answers. */
+  const parallel = (): ThreadLog =>
+    ThreadLog.from("t", [
+      user("u1", "find x"),
+      assistant("a1", thought, call("c1", "search"), call("c2", "read", '{"path":"a.ts"}')),
+      tool("t1", result("c1", "search output"), result("c2", "file body")),
+      user("u2", "and?"),
+      assistant("r2", thought),
+      assistant("a2", text("done")),
+    ]);
+  const only = (...refs: Array<[string, number]>): RecordByKind["clear"] => ({
+    kind: "clear",
+    onlyParts: refs.map(([messageId, partIndex]) => ({ messageId, partIndex })),
+  });
+
+  it("clears one result of a message answering parallel calls and leaves the other verbatim", () => {
+    const log = parallel();
+    const out = render(log, planOf(log, act("clear", ["t1"], only(["t1", 1]))));
+    const t1 = out.messages.find((m) => m.provenance.sourceIds.includes("t1"))!;
+    expect(t1.provenance.kind).toBe("cleared");
+    expect(t1.parts).toEqual([
+      result("c1", "search output"),
+      result("c2", '[result cleared: read, 9 chars; recall callId "c2"]'),
+    ]);
+    // The whole-message clear it refines stubs both.
+    const whole = render(log, planOf(log, act("clear", ["t1"])));
+    expect(whole.messages.find((m) => m.provenance.sourceIds.includes("t1"))!.parts).toHaveLength(2);
+    expect(JSON.stringify(whole.messages)).not.toContain("search output");
+  });
+
+  it("clears one call's arguments, or the reasoning of a message, and nothing else of it", () => {
+    const log = parallel();
+    const args = render(log, planOf(log, act("clear", ["a1"], only(["a1", 2]))));
+    const a1 = args.messages.find((m) => m.provenance.sourceIds.includes("a1"))!;
+    expect(a1.parts[0]).toEqual(thought);
+    expect(a1.parts[1]).toEqual(call("c1", "search"));
+    expect((a1.parts[2] as { args: string }).args).not.toContain("a.ts");
+    const reasoning = render(log, planOf(log, act("clear", ["a1"], only(["a1", 0]))));
+    const bare = reasoning.messages.find((m) => m.provenance.sourceIds.includes("a1"))!;
+    expect(bare.parts).toEqual([call("c1", "search"), call("c2", "read", '{"path":"a.ts"}')]);
+  });
+
+  it("sends nothing for a reasoning-only message whose reasoning is cleared, and stays deterministic", () => {
+    const log = parallel();
+    const plan = planOf(log, act("clear", ["r2"], only(["r2", 0])));
+    const out = render(log, plan);
+    expect(out.messages.some((m) => m.provenance.sourceIds.includes("r2"))).toBe(false);
+    expect(outline(out).at(-1)).toBe("assistant:original[a2]");
+    expect(JSON.stringify(render(log, plan).messages)).toBe(JSON.stringify(out.messages));
+  });
+
+  it("a plan with onlyParts survives a JSON round trip, and one without keeps its serialized form", () => {
+    const log = parallel();
+    const plan = planOf(log, act("clear", ["t1"], only(["t1", 1])));
+    expect(parsePlan(JSON.parse(serializePlan(plan)))).toEqual(plan);
+    const plain = planOf(log, act("clear", ["t1"]));
+    expect(serializePlan(plain)).not.toContain("onlyParts");
+  });
+
+  it("refuses parts the message lacks, media or repeated parts, naming the action and message", () => {
+    const log = parallel();
+    const problems = (record: RecordByKind["clear"]) =>
+      validatePlan(planOf(log, act("clear", ["t1"], record)), log).map((p) => [p.code, p.messageId]);
+    expect(problems(only(["t1", 2]))).toEqual([["bad_part", "t1"]]);
+    expect(problems(only(["t1", 0], ["t1", 0]))).toEqual([["bad_part", "t1"]]);
+    expect(validatePlan(planOf(log, act("clear", ["t1"], only(["t1", 5]))), log)[0]!.message).toMatch(
+      /onlyParts 0 \(message t1, part 5\) names a part the message lacks \(it has 2\)/,
+    );
+    expect(() =>
+      parsePlan({ ...JSON.parse(serializePlan(planOf(log, act("clear", ["t1"], only())))) }),
+    ).toThrow(/at least one/);
   });
 });
 

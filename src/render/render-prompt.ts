@@ -334,8 +334,11 @@ class RenderContext {
     let kind: "original" | "cleared" = "original";
     if (action?.kind === "clear") {
       const toolName = (result: ToolResultPart) => this.#toolNameOf(message, result);
+      const before = body.length;
       body = clearMessage(message, action.record, toolName, body, this.options.formatVersion);
       kind = "cleared";
+      // Only a clear listing every part of a reasoning-only message empties it: nothing is sent then.
+      if (body.length === 0 && before > 0) return;
     }
     if (held) {
       body = body.filter((p) => p.type !== "tool_call" || !this.#isPendingHere(message, p));

@@ -4,7 +4,7 @@
  * hard fallback gives up groups by class.
  */
 import { z } from "zod";
-import type { Group } from "../log/groups.js";
+import { type Group, isReasoningOnly } from "../log/groups.js";
 import { type LogView, toolNameOfResult } from "../log/log-view.js";
 import type { Durability, Message } from "../log/message.js";
 
@@ -205,7 +205,8 @@ export function durabilityClasses(options: DurabilityClassOptions = {}): Durabil
         results++;
         d = moreDurable(d, classOfMessage(log, seq));
       }
-      return results > 0 ? d : classOfMessage(log, group.seqs[0]!);
+      // (The calls' message: a reasoning-only message may open the group.)
+      return results > 0 ? d : classOfMessage(log, group.seqs.find((s) => !isReasoningOnly(log.at(s)))!);
     },
   });
 }

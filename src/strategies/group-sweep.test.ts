@@ -42,6 +42,8 @@ const retentionOptions: ReadonlyArray<ToolResultRetentionOptions> = [
   { default: { keepTurns: 1, mode: "hard", minChars: 0 } },
   { default: { keepLast: 2, clearArgs: true, minChars: 0 }, tools: { search: { mode: "hard" } } },
   { default: { keepTurns: 1, keepLast: 2, minChars: 0 }, tools: { read_file: { neverEvict: true } } },
+  // A noisy tool kept none of beside others: parallel results in one message are stubbed one by one.
+  { default: { keepLast: 3, minChars: 0 }, tools: { search: { keepLast: 0, clearArgs: true } } },
 ];
 
 // Strategies that fire by their own rule say so with `due` (a pipeline asks it while under target).
@@ -55,9 +57,16 @@ const makers: ReadonlyArray<readonly [string, Make]> = [
   ],
   ["summarize to a goal", () => createSummarization({ summarizer, minKeepGroups: 1, minSpanGroups: 1 })],
   ["sliding window", () => createSlidingWindow({ keepGroups: 3, threshold: 1 })],
-  ["sliding window with system", () => createSlidingWindow({ keepGroups: 2, keepSystem: false })],
+  [
+    "sliding window starting on a user message",
+    () => createSlidingWindow({ keepGroups: 2, startOn: "user" }),
+  ],
   ["rolling window", () => createRollingWindow({ keepTurns: 1 })],
   ["truncation", () => createTruncation({ keepFirst: 1, keepLast: 3 })],
+  [
+    "truncation starting on a user message",
+    () => createTruncation({ keepFirst: 1, keepLast: 2, startOn: "user" }),
+  ],
 ];
 
 /** An action another strategy could have added: drop, summarize or clear a whole complete group. */
@@ -155,6 +164,25 @@ describe("strategies that remember settled groups per plan", () => {
     expect(await long.propose(strategyContext(last, next))).toEqual(
       await make().propose(strategyContext(copy, next)),
     );
+  });
+
+  it("retention does not settle reasoning that ends the log: the calls it led to may join it", async () => {
+    const search = (callId: string) => call(callId, "{}", "search");
+    const batches: MessageInput[][] = [
+      [{ id: "m0", role: "assistant", parts: [{ type: "reasoning", text: "think" }] }],
+      [{ id: "m1", role: "assistant", parts: [search("c0")] }],
+      [{ id: "m2", role: "tool", parts: [result("c0", "")] }],
+      [{ id: "m3", role: "assistant", parts: [search("c1"), search("c2")] }],
+      [{ id: "m4", role: "tool", parts: [result("c1", "a")] }],
+      [{ id: "m5", role: "tool", parts: [result("c2", "b")] }],
+    ];
+    const make = () => createToolResultRetention(retentionOptions[3]!);
+    await replay(make, batches, [0]);
+    // The case is not vacuous: at the end the first group (reasoning, call, result) expired and is dropped.
+    let log = ThreadLog.empty("t");
+    for (const batch of batches) log = log.append(batch);
+    const proposal = await make().propose(strategyContext(log, emptyPlan("t")));
+    expect(proposal.actions.map((a) => [a.kind, a.span])).toEqual([["drop", ["m0", "m1", "m2"]]]);
   });
 
   for (const [name, make] of makers) {

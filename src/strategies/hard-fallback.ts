@@ -3,6 +3,7 @@ import { BudgetInfeasibleError } from "../errors/ledger-error.js";
 import type { Group } from "../log/groups.js";
 import { countBelow } from "../log/history-store.js";
 import type { LogView } from "../log/log-view.js";
+import { turnIndexOf } from "../log/turns.js";
 import { type CompactionPlan, nextPlan, type PlanAction } from "../plan/compaction-plan.js";
 import { decisionAt, resolveForLog } from "../plan/resolve-for-log.js";
 import type { Decision } from "../plan/resolve-plan.js";
@@ -33,6 +34,11 @@ export const hardFallbackOptionsSchema = z.strictObject({
     description:
       "Leave a marker where each dropped run begins: how many messages were left out, and that `recall` finds them by query.",
     defaultText: "`false`; `true` in a pipeline config that externalizes",
+  }),
+  startOn: z.literal("user").optional().meta({
+    description:
+      "`user`: drop whole turns (LangChain's `startOn`): every turn before the newest one goes with all of its unprotected groups or not at all, so what is kept of it starts at its user message and no answer stays whose question was dropped (protected messages of a dropped turn, such as the task, still stay). Turns go least durable first, oldest first within a class.",
+    defaultText: "off",
   }),
 });
 
@@ -88,7 +94,12 @@ export function protectedGroupList(
  * is gone already, and a worker's partial log need not hold it). Found once per proposal: each bisection step
  * then only filters this list.
  */
-function droppable(ctx: StrategyContext, keep: Uint8Array, spareSynthetic: boolean): Droppable {
+function droppable(
+  ctx: StrategyContext,
+  keep: Uint8Array,
+  spareSynthetic: boolean,
+  turns = false,
+): Droppable {
   const { log, plan } = ctx;
   const resolution = resolveForLog(plan, log);
   const groupOf = log.groupIndexTable();
@@ -111,6 +122,7 @@ function droppable(ctx: StrategyContext, keep: Uint8Array, spareSynthetic: boole
     rankOf.set(g, Math.max(rankOf.get(g) ?? -1, rank));
   }
   for (const [g, rank] of rankOf) if (rank < 0) rankOf.set(g, dropRank(undefined));
+  if (turns) return byTurn(log, seqs, groups, rankOf, keep);
   // In log order the groups need not ascend (a result can arrive after a later group: an assistant text between
   // a call and its result), and classes reorder them: the order is found by sorting.
   const order = [...rankOf.keys()].sort((x, y) => rankOf.get(x)! - rankOf.get(y)! || x - y);
@@ -119,6 +131,57 @@ function droppable(ctx: StrategyContext, keep: Uint8Array, spareSynthetic: boole
     position.set(g, i);
   });
   const positions = Int32Array.from(groups, (g) => position.get(g)!);
+  return { seqs, positions, sorted: Int32Array.from(positions).sort(), groups: order.length };
+}
+
+/**
+ * The droppable list with whole turns as the unit (`startOn: "user"`): the groups of a turn before the newest
+ * one (by the turn of the group's first message) share one position, ranked by their most durable group; groups
+ * of the newest turn (after its protected user message) stay units of their own. A turn where an answer that
+ * stays begins (a pending call, or the newest group when a result arrived after a later user message) is kept
+ * whole: the answer's question stays with it, also once the call is answered.
+ */
+function byTurn(
+  log: LogView,
+  allSeqs: ReadonlyArray<number>,
+  allGroups: ReadonlyArray<number>,
+  rankOf: ReadonlyMap<number, number>,
+  keep: Uint8Array,
+): Droppable {
+  const newest = log.turns.length - 1;
+  const turnOfGroup = (g: number) => turnIndexOf(log.turns, log.groupAt(g).seqs[0]!);
+  const held = new Set<number>();
+  for (let g = 0; g < keep.length; g++) {
+    if (keep[g] === 0) continue;
+    const group = log.groupAt(g);
+    if (group.kind !== "tool_call" && group.kind !== "assistant_text") continue;
+    if (group.seqs.some((seq) => log.at(seq)!.meta.pinned === true)) continue;
+    const first = turnIndexOf(log.turns, group.seqs[0]!);
+    if (first >= 0 && first < newest) held.add(first);
+  }
+  const seqs: number[] = [];
+  const groups: number[] = [];
+  allSeqs.forEach((seq, i) => {
+    if (held.size > 0 && held.has(turnOfGroup(allGroups[i]!))) return;
+    seqs.push(seq);
+    groups.push(allGroups[i]!);
+  });
+  const unitOf = new Map<number, string>();
+  const rankOfUnit = new Map<string, number>();
+  const firstOfUnit = new Map<string, number>();
+  for (const [g, rank] of rankOf) {
+    const turn = turnOfGroup(g);
+    if (held.has(turn)) continue;
+    const unit = turn >= 0 && turn < newest ? `t${turn}` : `g${g}`;
+    unitOf.set(g, unit);
+    rankOfUnit.set(unit, Math.max(rankOfUnit.get(unit) ?? -1, rank));
+    firstOfUnit.set(unit, Math.min(firstOfUnit.get(unit) ?? g, g));
+  }
+  const order = [...rankOfUnit.keys()].sort(
+    (x, y) => rankOfUnit.get(x)! - rankOfUnit.get(y)! || firstOfUnit.get(x)! - firstOfUnit.get(y)!,
+  );
+  const position = new Map(order.map((u, i) => [u, i] as const));
+  const positions = Int32Array.from(groups, (g) => position.get(unitOf.get(g)!)!);
   return { seqs, positions, sorted: Int32Array.from(positions).sort(), groups: order.length };
 }
 
@@ -145,6 +208,8 @@ function idsBelow(log: LogView, list: Droppable, cut: number): string[] {
 interface Actor {
   readonly name: string;
   readonly marker: boolean;
+  /** Drop whole turns (`startOn: "user"`). */
+  readonly turns?: boolean;
 }
 
 function dropAction(span: ReadonlyArray<string>, as: Actor, target: number): PlanAction {
@@ -265,7 +330,7 @@ function dropToFit(
   const listOf = (spare: boolean): Droppable => {
     let list = lists.get(spare);
     if (list === undefined) {
-      list = droppable(ctx, keep, spare);
+      list = droppable(ctx, keep, spare, as.turns);
       lists.set(spare, list);
     }
     return list;
@@ -312,7 +377,7 @@ function stubToFit(ctx: StrategyContext, as: Actor, keep: Uint8Array, allowCut: 
   const { log } = ctx;
   const withActions = (actions: ReadonlyArray<PlanAction>) =>
     nextPlan(ctx.plan, [...ctx.plan.actions, ...actions], log.length);
-  const list = droppable(ctx, keep, false);
+  const list = droppable(ctx, keep, false, as.turns);
   const all = idsBelow(log, list, list.groups);
   const drops = all.length === 0 ? [] : [dropAction(all, as, ctx.target)];
   const base = drops.length === 0 ? ctx.plan : withActions(drops);
@@ -446,10 +511,16 @@ function silencing(ctx: StrategyContext, name: string): PlanAction | undefined {
  * drops left are taken out: the core verbatim and a turn that is never stuck matter more than a marker. Cutting
  * core messages to excerpts is the last resort, without markers.
  */
-function proposeMarked(ctx: StrategyContext, name: string, protect: Protect, marks: boolean): Proposal {
-  if (!marks) return propose(ctx, { name, marker: false }, protect);
+function proposeMarked(
+  ctx: StrategyContext,
+  name: string,
+  protect: Protect,
+  marks: boolean,
+  turns: boolean,
+): Proposal {
+  if (!marks) return propose(ctx, { name, marker: false, turns }, protect);
   try {
-    return propose(ctx, { name, marker: true }, protect, false);
+    return propose(ctx, { name, marker: true, turns }, protect, false);
   } catch (error) {
     if (!(error instanceof BudgetInfeasibleError)) throw error;
   }
@@ -457,7 +528,7 @@ function proposeMarked(ctx: StrategyContext, name: string, protect: Protect, mar
   const plan =
     quiet === undefined ? ctx.plan : nextPlan(ctx.plan, [...ctx.plan.actions, quiet], ctx.log.length);
   const base = quiet === undefined ? ctx : { ...ctx, plan, tokens: ctx.measure(plan) };
-  const unmarked = { name, marker: false };
+  const unmarked = { name, marker: false, turns };
   let rest: Proposal;
   try {
     rest = propose(base, unmarked, protect, false);
@@ -484,12 +555,13 @@ export function createHardFallback(options: HardFallbackOptions & FallbackStore 
   const name = o.name ?? "hardFallback";
   const protect = o.protect ?? "lastTurn";
   const marks = o.markDrops === true;
+  const turns = o.startOn === "user";
   if (artifacts === undefined) {
     return {
       name,
       cost: "free",
       kinds: ["drop", "clear"],
-      propose: (ctx) => proposeMarked(ctx, name, protect, marks),
+      propose: (ctx) => proposeMarked(ctx, name, protect, marks, turns),
     };
   }
   const to: GroupStore = { store: artifacts, tenant: tenant ?? "default", name };
@@ -497,7 +569,7 @@ export function createHardFallback(options: HardFallbackOptions & FallbackStore 
     name,
     cost: "free",
     kinds: ["drop", "clear", "externalize"],
-    propose: (ctx) => keepNonReplayable(ctx, proposeMarked(ctx, name, protect, marks), to),
+    propose: (ctx) => keepNonReplayable(ctx, proposeMarked(ctx, name, protect, marks, turns), to),
   };
 }
 

@@ -25,6 +25,11 @@ export const rollingWindowOptionsSchema = z.strictObject({
     default: 0,
   }),
   trigger: optionalTriggerSchema,
+  startOn: z.literal("user").optional().meta({
+    description:
+      "`user`: the history kept after a cut starts at a user message (LangChain's `startOn`): the groups between the cut and the next user message go too, so no answer is kept whose question was dropped.",
+    defaultText: "off",
+  }),
 });
 
 /** Options of {@link createRollingWindow}. */
@@ -55,6 +60,7 @@ export function createRollingWindow(options: RollingWindowOptions): Strategy {
   return createWindowStrategy({
     name: o.name ?? "rollingWindow",
     trigger: o.trigger,
+    startOn: o.startOn,
     scope: { keepSystem: true, keepLastUser: false },
     cut: (window, log) => {
       const turnOfGroup = turnsOf(log, window);

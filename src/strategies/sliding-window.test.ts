@@ -42,6 +42,7 @@ describe("createSlidingWindow options", () => {
       [{ keepGroups: 3, threshold: -1 }, "threshold"],
       [{ keepGroups: 3, threshold: 0.5 }, "threshold"],
       [{ keepGroups: 3, keepSystem: "no" }, "keepSystem"],
+      [{ keepGroups: 3, keepSystem: false }, "keepSystem"],
       [{ keepGroups: 3, keepLast: 2 }, "keepLast"],
       [{ keepGroups: 3, trigger: {} }, "trigger"],
       [{ keepGroups: 3, trigger: { usage: 0 } }, "trigger.usage"],
@@ -57,7 +58,7 @@ describe("createSlidingWindow options", () => {
   });
 
   it("is a free drop strategy named by its options, and the schema round-trips JSON", () => {
-    const options = { keepGroups: 2, threshold: 1, keepSystem: false, trigger: { usage: 0.5 }, name: "sw" };
+    const options = { keepGroups: 2, threshold: 1, keepSystem: true, trigger: { usage: 0.5 }, name: "sw" };
     expect(slidingWindowOptionsSchema.parse(JSON.parse(JSON.stringify(options)))).toEqual(options);
     const strategy = createSlidingWindow(options);
     expect([strategy.name, strategy.cost, strategy.kinds]).toEqual(["sw", "free", ["drop"]]);
@@ -143,7 +144,7 @@ describe("createSlidingWindow", () => {
     }
   });
 
-  it("drops system messages only when keepSystem is false, and then counts them; pinned ones never", async () => {
+  it("never drops system messages, and refuses keepSystem: false up front (the pipeline would reject it)", async () => {
     const log = ThreadLog.from("t", [
       { id: "sys", role: "system", parts: [text("old instructions")] },
       { id: "pin", role: "system", parts: [text("constraint")], meta: { pinned: true } },
@@ -154,8 +155,11 @@ describe("createSlidingWindow", () => {
     ]);
     const keep = await checkedStep(createSlidingWindow({ keepGroups: 1 }), log);
     expect(keptIds(log, keep.plan)).toEqual(["sys", "pin", "mid", "r1", "u2"]);
-    const loose = await checkedStep(createSlidingWindow({ keepGroups: 1, keepSystem: false }), log);
-    expect(keptIds(log, loose.plan)).toEqual(["pin", "r1", "u2"]);
+    // System prompts are protected core: a window that dropped one would have its whole proposal rejected by the
+    // pipeline, so the option is refused where it is given, with the field named.
+    expect(() => createSlidingWindow({ keepGroups: 1, keepSystem: false })).toThrow(
+      /keepSystem: false cannot take effect: system prompts are part of the protected core/,
+    );
   });
 
   it("never drops pinned messages or pending calls, and they do not count against keepGroups", async () => {
@@ -215,14 +219,14 @@ describe("createSlidingWindow", () => {
     const optionsArb = fc.record({
       keepGroups: fc.integer({ min: 1, max: 6 }),
       threshold: fc.integer({ min: 0, max: 3 }),
-      keepSystem: fc.boolean(),
+      keepSystem: fc.constantFrom(true, undefined),
     });
     await fc.assert(
       fc.asyncProperty(arbitraryLogAndPlan(), optionsArb, async ({ log, plan }, options) => {
         const lastUser = lastUserGroup(log);
         await checkWindowRun(createSlidingWindow(options), log, plan, (group) => {
           expect(group.index).not.toBe(lastUser);
-          if (options.keepSystem) expect(group.kind).not.toBe("system");
+          expect(group.kind).not.toBe("system");
         });
       }),
       fcParams(200),

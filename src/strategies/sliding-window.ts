@@ -18,11 +18,24 @@ export const slidingWindowOptionsSchema = z.strictObject({
     description: "Hysteresis: act only when more than `keepGroups + threshold` groups are in the window.",
     default: 0,
   }),
-  keepSystem: z.boolean().optional().meta({
-    description: "Keep system prompts outside the window; `false` lets old system messages go too.",
-    default: true,
-  }),
+  keepSystem: z
+    .boolean()
+    .refine((v) => v, {
+      message:
+        "false cannot take effect: system prompts are part of the protected core and are never dropped; leave keepSystem out (to stop sending a system prompt, leave it out of the thread)",
+    })
+    .optional()
+    .meta({
+      description:
+        "Kept for configs that spell out the default: system prompts are part of the protected core every request keeps, so they always stay outside the window; `false` is refused up front (it could never take effect).",
+      default: true,
+    }),
   trigger: optionalTriggerSchema,
+  startOn: z.literal("user").optional().meta({
+    description:
+      "`user`: the history kept after a cut starts at a user message (LangChain's `startOn`): the groups between the cut and the next user message go too, so no answer is kept whose question was dropped.",
+    defaultText: "off",
+  }),
 });
 
 /** Options of {@link createSlidingWindow}. */
@@ -30,7 +43,7 @@ export type SlidingWindowOptions = z.input<typeof slidingWindowOptionsSchema>;
 
 /**
  * A sliding window over groups: keeps the newest `keepGroups` groups and drops the older ones in one drop
- * action, whole groups only. System prompts (unless `keepSystem` is false), pinned messages, pending calls and
+ * action, whole groups only. System prompts (always: `keepSystem: false` is refused), pinned messages, pending calls and
  * the latest user message are never dropped and do not count against `keepGroups`; summarized or externalized
  * groups are left as they are and do not count either (see `windowedGroups`). With a `threshold` it waits until
  * the window holds more than `keepGroups + threshold` groups, then cuts back to `keepGroups`.
@@ -44,7 +57,8 @@ export function createSlidingWindow(options: SlidingWindowOptions): Strategy {
   return createWindowStrategy({
     name: o.name ?? "slidingWindow",
     trigger: o.trigger,
-    scope: { keepSystem: o.keepSystem ?? true, keepLastUser: true },
+    startOn: o.startOn,
+    scope: { keepSystem: true, keepLastUser: true },
     cut: (window) => {
       const cut = hysteresisCut(window.length, keepGroups, threshold);
       return {

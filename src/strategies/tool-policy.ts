@@ -11,9 +11,12 @@ import type { DurabilityClasses } from "./durability-classes.js";
  * turns, or not among the tool's last `keepLast` results); `null` switches an inherited limit off.
  */
 export interface ToolPolicy {
-  /** Keep results of the last K turns (1 = the current turn only). */
+  /** Keep results of the last K turns (1 = the current turn only; 0 = none, once answered). */
   readonly keepTurns?: number | null;
-  /** Keep the last N results of this tool, counted over the whole log. */
+  /**
+   * Keep the last N results of this tool, counted over the whole log; 0 keeps none (every answered call's result
+   * expires: a noisy tool's traffic goes, or all tool traffic as the default with `mode: "hard"`).
+   */
   readonly keepLast?: number | null;
   /** Results that are durable facts: never expire. */
   readonly neverEvict?: boolean;
@@ -53,17 +56,19 @@ export interface KeyLinesOptions {
 /** The default key lines of a cleared result: up to 4 lines and 80 tokens. */
 export const DEFAULT_KEY_LINES: Required<KeyLinesOptions> = Object.freeze({ maxLines: 4, maxTokens: 80 });
 
-/** The zod schema of a `ToolPolicy` (unknown keys rejected, limits are positive integers or null). */
+const limit = z.number().int().nonnegative().nullable().exactOptional();
+
+/** The zod schema of a `ToolPolicy` (unknown keys rejected, limits are whole numbers ≥ 0 or null). */
 export const toolPolicySchema = z
   .strictObject({
-    keepTurns: z.number().int().positive().nullable().exactOptional().meta({
+    keepTurns: limit.meta({
       description:
-        "Keep results of the last K turns (1 = the current turn only); `null` switches the limit off.",
+        "Keep results of the last K turns (1 = the current turn only, 0 = none once answered); `null` switches the limit off.",
       default: 3,
     }),
-    keepLast: z.number().int().positive().nullable().exactOptional().meta({
+    keepLast: limit.meta({
       description:
-        "Keep the last N results of this tool, counted over the whole log; `null` switches the limit off.",
+        "Keep the last N results of this tool, counted over the whole log (0 = none once answered); `null` switches the limit off.",
       default: 10,
     }),
     neverEvict: z

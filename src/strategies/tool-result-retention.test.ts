@@ -63,7 +63,7 @@ const spans = (p: Proposal) => p.actions.map((a) => [a.kind, ...a.span]);
 
 describe("createToolResultRetention options", () => {
   it.each([
-    [{ default: { keepTurns: 0 } }, "default.keepTurns"],
+    [{ default: { keepTurns: -1 } }, "default.keepTurns"],
     [{ default: { keepLast: -2 } }, "default.keepLast"],
     [{ tools: { search: { keepLast: 1.5 } } }, "tools.search.keepLast"],
     [{ tools: { search: { minChars: -1 } } }, "tools.search.minChars"],
@@ -113,6 +113,26 @@ describe("age (keepTurns)", () => {
     });
     expect(action.strategy).toBe("toolResultRetention");
     expect(action.reason).toMatch(/2 tool message/);
+  });
+
+  it("keepLast 0 keeps none of a tool, and as the default in hard mode removes all answered tool traffic", async () => {
+    const mixed = ThreadLog.from("t", [
+      user("u0"),
+      ...step(0, "noisy"),
+      ...step(1, "grep"),
+      user("u1"),
+      ...step(2, "noisy"),
+      asks("a9", [call("c9", "{}", "noisy")]),
+    ]);
+    // Per tool: every answered result of the noisy tool, even the current turn's; the pending call stays.
+    const none = await run({ tools: { noisy: { keepLast: 0 } } }, mixed);
+    expect(spans(none.proposal)).toEqual([["clear", "r0", "r2"]]);
+    // All tool traffic: every answered call's group dropped whole (AI SDK `toolCalls: "all"`, Mastra's filter).
+    const all = await run({ default: { keepLast: 0, mode: "hard", minChars: 0 } }, mixed);
+    expect(spans(all.proposal)).toEqual([["drop", "a0", "r0", "a1", "r1", "a2", "r2"]]);
+    expect(spans((await run({ default: { keepTurns: 0 } }, mixed)).proposal)).toEqual([
+      ["clear", "r0", "r1", "r2"],
+    ]);
   });
 
   it("keepTurns 1 keeps only the current turn; the built-in default keeps 3", async () => {
@@ -390,7 +410,7 @@ describe("what is never touched", () => {
     expect(spans(proposal)).toEqual([["clear", "r0"]]);
   });
 
-  it("clears a tool message answering several calls only when every result in it expired", async () => {
+  it("clears parallel results of one message one by one when another tool's result beside them is kept", async () => {
     const log = ThreadLog.from("t", [
       user("u"),
       asks("a", [call("x", "{}", "search"), call("y", "{}", "read_file")]),
@@ -398,13 +418,57 @@ describe("what is never touched", () => {
       ...step(1, "search"),
     ]);
     const o = { default: { keepLast: 1 } };
-    expect((await run(o, log)).proposal.actions).toEqual([]);
+    // search's x expired, read_file's y did not: x alone is stubbed (the unit of a clear is a call).
+    const first = await run(o, log);
+    expect(spans(first.proposal)).toEqual([["clear", "rxy"]]);
+    expect(first.proposal.actions[0]!.record).toMatchObject({
+      onlyParts: [{ messageId: "rxy", partIndex: 0 }],
+      cleared: [{ toolName: "search", callId: "x" }],
+    });
+    const shown = renderHistory(log, first.plan, counter).messages.find((m) =>
+      m.provenance.sourceIds.includes("rxy"),
+    )!;
+    const contents = shown.parts.map((p) => (p.type === "tool_result" ? p.content : ""));
+    expect(contents[1]).toBe(body("y"));
+    expect(contents[0]).not.toBe(body("x"));
+    // Nothing more until y expires; then the clear lists both results.
+    expect((await run(o, log, first.plan)).proposal.actions).toEqual([]);
     const later = log.append(step(2, "read_file"));
-    const { proposal } = await run(o, later);
-    expect(spans(proposal)).toEqual([["clear", "rxy"]]);
-    expect(proposal.actions[0]!.record).toMatchObject({
+    const second = await run(o, later, first.plan);
+    expect(spans(second.proposal)).toEqual([["clear", "rxy"]]);
+    expect(second.proposal.actions[0]!.record).toMatchObject({
+      onlyParts: [
+        { messageId: "rxy", partIndex: 0 },
+        { messageId: "rxy", partIndex: 1 },
+      ],
       cleared: [{ toolName: "search" }, { toolName: "read_file" }],
     });
+    expect((await run(o, later, second.plan)).proposal.actions).toEqual([]);
+  });
+
+  it("waits for parallel results of one tool to expire together (the message changes once)", async () => {
+    const log = ThreadLog.from("t", [
+      user("u"),
+      asks("a", [call("x", "{}", "search"), call("y", "{}", "search")]),
+      answers("rxy", [result("x", body("x")), result("y", body("y"))]),
+    ]);
+    const o = { default: { keepLast: 1 } };
+    // x is the second newest search result (expired), y the newest: they wait for each other.
+    expect((await run(o, log)).proposal.actions).toEqual([]);
+    const { proposal } = await run(o, log.append(step(1, "search")));
+    expect(spans(proposal)).toEqual([["clear", "rxy"]]);
+    expect(proposal.actions[0]!.record).not.toHaveProperty("onlyParts");
+  });
+
+  it("removes all of one noisy tool's traffic, keepLast 0, beside other tools' parallel results", async () => {
+    const log = ThreadLog.from("t", [
+      user("u"),
+      asks("a", [call("x", "{}", "search"), call("y", "{}", "read_file")]),
+      answers("rxy", [result("x", body("x")), result("y", body("y"))]),
+    ]);
+    const o = { tools: { search: { keepLast: 0 } } };
+    const { proposal } = await run(o, log);
+    expect(proposal.actions[0]!.record).toMatchObject({ onlyParts: [{ messageId: "rxy", partIndex: 0 }] });
   });
 });
 
@@ -417,6 +481,7 @@ const optionSets: ReadonlyArray<ToolResultRetentionOptions> = [
   { default: { keepTurns: 1, mode: "hard", minChars: 0 } },
   { default: { keepLast: 1, clearArgs: true, minChars: 0 }, tools: { search: { mode: "hard" } } },
   { default: { keepTurns: 1, keepLast: 2, minChars: 0 }, tools: { read_file: { neverEvict: true } } },
+  { default: { keepLast: 3, minChars: 0 }, tools: { search: { keepLast: 0, clearArgs: true } } },
 ];
 
 function touchedSeqs(log: ThreadLog, plan: CompactionPlan): number[] {

@@ -103,10 +103,46 @@ function worthIt(refs: ReadonlyArray<ResultRef>, stubbed: boolean): boolean {
   return stubbed ? chars >= need && chars > stubs : chars >= need;
 }
 
-/** Seqs a proposal stubs, by the `clearArgs` value of their action, and the groups it drops whole. */
+/**
+ * Seqs a proposal stubs, by the `clearArgs` value of their action; tool messages it stubs only some results of
+ * (seq → every part index cleared then, those cleared before included); and the groups it drops whole.
+ */
 interface Collected {
   readonly clear: Map<boolean, number[]>;
+  readonly partial: Map<number, number[]>;
   readonly drop: Group[];
+}
+
+/**
+ * Part indices of a tool message its decision clears already: none when undecided, undefined when nothing more
+ * can be cleared (cleared whole, or summarized, externalized or dropped).
+ */
+function clearedParts(log: LogView, res: SeqResolution, seq: number): ReadonlySet<number> | undefined {
+  const decision = decisionAt(res, seq);
+  if (decision === undefined || decision.kind === "include") return new Set();
+  if (decision.action.kind !== "clear" || decision.action.record.onlyParts === undefined) return undefined;
+  const id = log.at(seq)!.id;
+  return new Set(decision.action.record.onlyParts.filter((r) => r.messageId === id).map((r) => r.partIndex));
+}
+
+/**
+ * The results of one tool message to stub now: the expired ones not stubbed yet. A message answering parallel
+ * calls is stubbed result by result (the unit of a clear is a call) when an expired result sits beside results
+ * of another tool that has not expired (a noisy tool among others); results of one tool expire a few calls
+ * apart, so they wait for each other and the message changes once, which keeps the cached prefix stable.
+ */
+function resultsToStub(
+  own: ReadonlyArray<ResultRef>,
+  done: ReadonlySet<number>,
+  expired: (r: ResultRef) => boolean,
+  indexOf: (r: ResultRef) => number,
+): ReadonlyArray<ResultRef> {
+  const fresh = own.filter((r) => expired(r) && !done.has(indexOf(r)));
+  if (fresh.length === 0) return fresh;
+  const kept = own.filter((r) => !expired(r));
+  if (kept.length === 0) return fresh;
+  const tools = new Set(fresh.map((r) => r.toolName));
+  return kept.some((r) => tools.has(r.toolName)) ? [] : fresh;
 }
 
 /** Adds what retention does to one compactable, only-cleared tool-call group; returns whether it added any. */
@@ -135,10 +171,27 @@ function planGroup(
   };
   for (const seq of group.seqs) {
     const own = bySeq.get(seq);
-    if (own === undefined || !undecided(res, seq) || !own.every(expired) || !worthIt(own, true)) continue;
-    clearing.add(seq);
-    const withArgs = own.every((r) => r.policy.clearArgs);
-    add(seq, withArgs);
+    const done = own === undefined ? undefined : clearedParts(log, res, seq);
+    if (own === undefined || done === undefined) continue;
+    const parts = log.at(seq)!.parts;
+    const indexOf = (r: ResultRef) => parts.indexOf(r.part);
+    const stub = resultsToStub(own, done, expired, indexOf);
+    if (stub.length === 0 || !worthIt(stub, true)) continue;
+    if (done.size === 0 && stub.length === own.length) {
+      clearing.add(seq);
+      add(
+        seq,
+        own.every((r) => r.policy.clearArgs),
+      );
+      continue;
+    }
+    added = true;
+    const all = new Set([...done, ...stub.map(indexOf)]);
+    if (own.every((r) => all.has(indexOf(r)))) clearing.add(seq);
+    out.partial.set(
+      seq,
+      [...all].sort((a, b) => a - b),
+    );
   }
   for (const seq of group.seqs) {
     const call = log.at(seq)!.role === "assistant";
@@ -149,9 +202,10 @@ function planGroup(
 
 /**
  * Plans one group and says whether it is settled: retention's answer for it cannot change while the log grows
- * under this plan. Groups that are not tool calls, pinned, or already summarized, externalized or dropped are
- * settled; a pending group is not (its results may arrive); otherwise it is once nothing was added for it and
- * the expiry of each of its results is final (the group is complete, so only the plan could change the answer).
+ * under this plan. A pending group is not (its results may arrive, or calls may join its reasoning); groups
+ * that are not tool calls, pinned, or already summarized, externalized or dropped are; otherwise it is once
+ * nothing was added for it and the expiry of each of its results is final (the group is complete, so only the
+ * plan could change the answer).
  */
 function visitGroup(
   log: LogView,
@@ -160,8 +214,9 @@ function visitGroup(
   ctx: { readonly bySeq: ResultIndex; readonly expiry: Expiry },
   out: Collected,
 ): boolean {
-  if (group.kind !== "tool_call") return true;
+  // Pending first: a reasoning-only group ending the log is pending and may still become a tool-call group.
   if (group.pending) return false;
+  if (group.kind !== "tool_call") return true;
   if (!onlyCleared(group, res)) return true;
   for (const seq of group.seqs) if (log.at(seq)!.meta.pinned === true) return true;
   const refs: ResultRef[] = [];
@@ -184,7 +239,22 @@ function argsClearable(
 ): boolean {
   const own = refs.filter((r) => r.callSeq === seq);
   if (own.length === 0 || !own.every((r) => r.policy.clearArgs)) return false;
-  const cleared = (s: number) => clearing.has(s) || decisionAt(res, s)?.kind === "clear";
+  const cleared = (s: number) => {
+    if (clearing.has(s)) return true;
+    const decision = decisionAt(res, s);
+    if (decision?.action.kind !== "clear") return false;
+    const only = decision.action.record.onlyParts;
+    // A clear of only some parts covers the message once it lists every result.
+    return (
+      only === undefined ||
+      log
+        .at(s)!
+        .parts.every(
+          (p, i) =>
+            p.type !== "tool_result" || only.some((r) => r.partIndex === i && r.messageId === log.at(s)!.id),
+        )
+    );
+  };
   if (!log.resultsOf(seq).every(cleared)) return false;
   let chars = 0;
   let stubs = 0;
@@ -245,6 +315,34 @@ function toActions(
       reason: `${results} tool message(s) past their retention policy stubbed${withArgs ? " with their call arguments" : ""}${kept}`,
     });
   }
+  const partial = [...out.partial.keys()].filter(worthClearing).sort((a, b) => a - b);
+  if (partial.length > 0) {
+    const onlyParts = partial.flatMap((seq) =>
+      out.partial.get(seq)!.map((partIndex) => ({ messageId: log.at(seq)!.id, partIndex })),
+    );
+    const listed = new Set(onlyParts.map((r) => `${r.partIndex}\u0000${r.messageId}`));
+    const isListed = (messageId: string, partIndex: number) => listed.has(`${partIndex}\u0000${messageId}`);
+    const cleared = partial.flatMap((seq) =>
+      (bySeq.get(seq) ?? [])
+        .filter((r) => isListed(log.at(seq)!.id, log.at(seq)!.parts.indexOf(r.part)))
+        .map((r) => ({
+          messageId: log.at(seq)!.id,
+          callId: r.part.callId,
+          toolName: r.toolName,
+          chars: r.part.content.length,
+        })),
+    );
+    const excerpts = partial
+      .flatMap((seq) => excerptsOf(seq))
+      .filter((e) => isListed(e.messageId, e.partIndex ?? 0));
+    actions.push({
+      kind: "clear",
+      span: partial.map((seq) => log.at(seq)!.id),
+      record: { kind: "clear", cleared, onlyParts, ...(excerpts.length > 0 ? { excerpts } : {}) },
+      strategy: name,
+      reason: `${cleared.length} result(s) past their retention policy stubbed one by one beside results kept in the same message`,
+    });
+  }
   if (out.drop.length > 0) {
     actions.push({
       kind: "drop",
@@ -298,7 +396,7 @@ export function createToolResultRetention(options: ToolResultRetentionOptions = 
     const capped = capToolResults(ctx, plain, name);
     if (capped.length > 0) return { actions: inLogOrder(log, [...plain, ...capped]), binding: true };
     if (plain.length === 0) return nothingToDo("no tool result is past its retention policy");
-    if (keyLines === undefined || out.clear.size === 0) return { actions: plain };
+    if (keyLines === undefined || out.clear.size + out.partial.size === 0) return { actions: plain };
     // Finding key lines reads every message the plan still renders (for word rarity) and renders the request
     // once more; it is in vain when the pipeline cannot take them. They stay only while the request with them is
     // under target (`roomFor`): not when it would be over even if the stubbed messages cost nothing (an
@@ -371,6 +469,7 @@ function floorAfter(ctx: StrategyContext, res: SeqResolution, out: Collected): n
     return true;
   };
   for (const seqs of out.clear.values()) for (const seq of seqs) if (!add(seq)) return -Infinity;
+  for (const seq of out.partial.keys()) if (!add(seq)) return -Infinity;
   for (const group of out.drop) for (const seq of group.seqs) if (!add(seq)) return -Infinity;
   return ctx.tokens - saved;
 }
@@ -386,7 +485,7 @@ function roomFor(ctx: StrategyContext, actions: ReadonlyArray<PlanAction>): bool
 function sweepRetention(log: LogView, res: SeqResolution, memo: RetentionMemo): Collected {
   const { facts, sweep } = memo;
   const ctx = { bySeq: facts.bySeq, expiry: new Expiry(log, facts) };
-  const out: Collected = { clear: new Map(), drop: [] };
+  const out: Collected = { clear: new Map(), partial: new Map(), drop: [] };
   const open: number[] = [];
   for (const g of sweep.groupsToVisit(log, res, sweep.base(log, res.plan), classChanged)) {
     if (!visitGroup(log, log.groupAt(g), res, ctx, out)) open.push(g);

@@ -28,6 +28,11 @@ export const truncationOptionsSchema = z.strictObject({
   }),
   // Typically `{ usage: 0.8 }`: truncate once the request uses more than 80 % of the context window.
   trigger: optionalTriggerSchema,
+  startOn: z.literal("user").optional().meta({
+    description:
+      "`user`: the history kept after a cut starts at a user message (LangChain's `startOn`): the groups between the cut and the next user message go too, so no answer is kept whose question was dropped.",
+    defaultText: "off",
+  }),
 });
 
 /** Options of {@link createTruncation}. */
@@ -49,6 +54,7 @@ export function createTruncation(options: TruncationOptions): Strategy {
   return createWindowStrategy({
     name: o.name ?? "truncation",
     trigger: o.trigger,
+    startOn: o.startOn,
     // The latest user message counts like any group (so the head is the same before and after the user speaks
     // again) but is never dropped: it says what the agent is working on.
     scope: { keepSystem: true, keepLastUser: false },

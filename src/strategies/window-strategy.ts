@@ -30,6 +30,11 @@ export interface WindowSpec {
   readonly name: string;
   readonly trigger: WindowTrigger | undefined;
   readonly scope: WindowScope;
+  /**
+   * `user`: a cut never leaves a kept run starting mid-turn: the window groups after the last dropped one go too,
+   * up to the next user message (or the newest user message's turn), so no answer stays whose question went.
+   */
+  readonly startOn?: "user" | undefined;
   /** Which of the windowed groups (oldest first) go now; `undefined` or no groups when nothing does. */
   readonly cut: (window: ReadonlyArray<Group>, log: LogView) => WindowCut | undefined;
 }
@@ -48,7 +53,36 @@ export function createWindowStrategy(spec: WindowSpec): Strategy {
 function proposeCut(ctx: StrategyContext, spec: WindowSpec): Proposal {
   const resolution = resolveForLog(ctx.plan, ctx.log);
   if (!triggerFires(spec.trigger, ctx, resolution)) return NO_PROPOSAL;
-  const cut = spec.cut(windowedGroups(ctx.log, resolution, spec.scope, ctx.taskSeq ?? -1), ctx.log);
+  const window = windowedGroups(ctx.log, resolution, spec.scope, ctx.taskSeq ?? -1);
+  const cut = spec.cut(window, ctx.log);
   if (cut === undefined || cut.dropped.length === 0) return NO_PROPOSAL;
-  return { actions: [dropGroupsAction(ctx.log, cut.dropped, spec.name, cut.recordReason, cut.reason)] };
+  const dropped = spec.startOn === "user" ? toTurnStart(ctx.log, window, cut.dropped) : cut.dropped;
+  const more = dropped.length - cut.dropped.length;
+  const reason =
+    more === 0
+      ? cut.reason
+      : `${cut.reason}; ${more} more group(s) so the kept history starts at a user message`;
+  return { actions: [dropGroupsAction(ctx.log, dropped, spec.name, cut.recordReason, reason)] };
+}
+
+/**
+ * `dropped` extended with the window groups right after its last one that come before the next user message's
+ * group (`startOn: "user"`): the kept run then starts where a turn does. Groups from the newest user message on
+ * are never added (the turn in progress stays).
+ */
+export function toTurnStart(
+  log: LogView,
+  window: ReadonlyArray<Group>,
+  dropped: ReadonlyArray<Group>,
+): ReadonlyArray<Group> {
+  const last = dropped[dropped.length - 1]!;
+  let i = window.indexOf(last) + 1;
+  const lastUser = log.lastUserSeq;
+  const added: Group[] = [];
+  for (; i < window.length; i++) {
+    const group = window[i]!;
+    if (group.kind === "user" || (lastUser >= 0 && group.seqs[0]! > lastUser)) break;
+    added.push(group);
+  }
+  return added.length === 0 ? dropped : [...dropped, ...added];
 }

@@ -123,6 +123,26 @@ function indexOf(record: ClearRecord): ReadonlyMap<string, ReadonlyMap<number, s
   return index;
 }
 
+/** Per clear record with `onlyParts` (frozen plan data): the part indices it clears, by message id. */
+const onlyIndex = new WeakMap<ClearRecord, ReadonlyMap<string, ReadonlySet<number>>>();
+
+/** The part indices a clear record clears in one message; undefined when it clears every part. */
+function onlyPartsOf(message: Message, record: ClearRecord): ReadonlySet<number> | undefined {
+  if (record.onlyParts === undefined) return undefined;
+  let index = onlyIndex.get(record);
+  if (index === undefined) {
+    const built = new Map<string, Set<number>>();
+    for (const ref of record.onlyParts) {
+      const set = built.get(ref.messageId) ?? new Set<number>();
+      set.add(ref.partIndex);
+      built.set(ref.messageId, set);
+    }
+    index = built;
+    onlyIndex.set(record, index);
+  }
+  return index.get(message.id) ?? new Set();
+}
+
 /**
  * The excerpts a clear record gives one message, by part index (undefined when it gives none). A record can hold
  * thousands of excerpts (one retention step clears many results): they are indexed once per record, not searched
@@ -139,7 +159,8 @@ function excerptsOf(message: Message, record: ClearRecord): ReadonlyMap<number, 
  * several assistant messages is rendered in pieces, and excerpts name parts by their index in the whole message.
  * A `tool_result` or `text` part the record has an excerpt for shows the excerpt's text; other parts get their
  * placeholder, so a record without excerpts renders exactly as before excerpts existed. From `cl-render/5` on
- * (`version`), a result's placeholder or excerpt names its call id for `recall`.
+ * (`version`), a result's placeholder or excerpt names its call id for `recall`. A record with `onlyParts`
+ * changes only the parts it lists (a listed call loses its arguments, a listed reasoning part is left out).
  */
 export function clearMessage(
   message: Message,
@@ -151,8 +172,16 @@ export function clearMessage(
   const excerpts = excerptsOf(message, record);
   const hasCalls = message.parts.some((p) => p.type === "tool_call");
   const wayBack = namesWayBack(version);
-  return parts.map((part, i): Part => {
-    const excerpt = excerpts?.get(parts === message.parts ? i : message.parts.indexOf(part));
+  const only = onlyPartsOf(message, record);
+  const indexOfPart = (part: Part, i: number) => (parts === message.parts ? i : message.parts.indexOf(part));
+  const cleared = parts.map((part, i): Part | undefined => {
+    const at = indexOfPart(part, i);
+    if (only !== undefined) {
+      if (!only.has(at)) return part;
+      if (part.type === "reasoning") return undefined;
+      if (part.type === "tool_call") return { ...part, args: clearedArgsText(part.args.length) };
+    }
+    const excerpt = excerpts?.get(at);
     switch (part.type) {
       case "tool_result": {
         const name = toolNameOf(part);
@@ -166,13 +195,17 @@ export function clearMessage(
         return record.clearArgs === true ? { ...part, args: clearedArgsText(part.args.length) } : part;
       case "text":
         if (excerpt !== undefined) return { type: "text", text: excerpt };
-        // Text next to tool calls is the model's own narration; only messages without calls lose their text.
-        return hasCalls ? part : { type: "text", text: `[message cleared: ${formatSize(part.text.length)}]` };
+        // Text next to tool calls is the model's own narration; only messages without calls lose their text
+        // (unless a record listing parts names it).
+        return hasCalls && only === undefined
+          ? part
+          : { type: "text", text: `[message cleared: ${formatSize(part.text.length)}]` };
       default:
         // Reasoning is never edited (signed blocks must stay byte-identical); media references are tiny.
         return part;
     }
   });
+  return only === undefined ? (cleared as Part[]) : cleared.filter((p): p is Part => p !== undefined);
 }
 
 /**

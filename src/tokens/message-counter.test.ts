@@ -54,12 +54,35 @@ describe("createMessageCounter", () => {
 
   it("never counts a reasoning signature or redacted payload", () => {
     const counter = createMessageCounter(spyTokenizer(), "neutral");
-    const bare = counter.countMessage({ role: "assistant", parts: [{ type: "reasoning", text: "a b" }] });
+    const signedOnly = counter.countMessage({
+      role: "assistant",
+      parts: [{ type: "reasoning", text: "a b", signature: "x" }],
+    });
     const signed = counter.countMessage({
       role: "assistant",
       parts: [{ type: "reasoning", text: "a b", signature: "s i g", redacted: "r e d a c t e d" }],
     });
-    expect(signed).toBe(bare);
+    expect(signed).toBe(signedOnly);
+    expect(signed).toBeGreaterThan(0);
+  });
+
+  it("counts nothing for reasoning no adapter sends, nor for any reasoning of a format that sends none", () => {
+    // 4,000 characters of unsigned reasoning were once 1,008 of a request's 1,021 counted tokens, 0 sent.
+    const unsent = { type: "reasoning" as const, text: "thinking ".repeat(450) };
+    const signed = { ...unsent, signature: "sig" };
+    const answer = { type: "text" as const, text: "done" };
+    for (const profile of ["neutral", "anthropic", "openai"] as const) {
+      const counter = createMessageCounter(spyTokenizer(), profile);
+      const plain = counter.countMessage({ role: "assistant", parts: [answer] });
+      expect(counter.countMessage({ role: "assistant", parts: [unsent, answer] }), profile).toBe(plain);
+    }
+    const anthropic = createMessageCounter(spyTokenizer(), "anthropic");
+    expect(anthropic.countMessage({ role: "assistant", parts: [signed, answer] })).toBeGreaterThan(400);
+    // Chat Completions never sends reasoning back, signed or not.
+    const chat = createMessageCounter(spyTokenizer(), "openai");
+    expect(chat.countMessage({ role: "assistant", parts: [signed, answer] })).toBe(
+      chat.countMessage({ role: "assistant", parts: [answer] }),
+    );
   });
 
   it("tokenizes a message once per content hash", () => {

@@ -24,6 +24,11 @@ export interface OverheadProfile {
   readonly perToolCall: number;
   /** Framing per tool result, on top of its content tokens. */
   readonly perToolResult: number;
+  /**
+   * False when the format never sends reasoning back (OpenAI Chat Completions): no reasoning is counted then.
+   * Default true.
+   */
+  readonly sendsReasoning?: boolean;
   /** Framing per reasoning block, on top of its text. */
   readonly perReasoning: number;
   /** Fixed estimate per media part (images, audio, files): their real cost depends on data we never see. */
@@ -40,6 +45,7 @@ export interface OverheadProfile {
 export const OVERHEAD_PROFILES: Readonly<Record<OverheadProfileName, OverheadProfile>> = Object.freeze({
   openai: {
     name: "openai",
+    sendsReasoning: false,
     perMessage: 3,
     countsRole: true,
     perName: 1,
@@ -82,13 +88,18 @@ type PartCounter<K extends PartType> = (
 /**
  * One counter per part kind, so a new kind is a compile error until it is counted. Reasoning counts its text
  * only: a provider `signature` or `redacted` payload is an opaque, encrypted byte string that is passed back
- * verbatim, not model text we can tokenize.
+ * verbatim, not model text we can tokenize. Reasoning that no adapter sends (neither a signature nor an encrypted
+ * payload) and any reasoning of a format that sends none (`sendsReasoning: false`) count nothing: the request the
+ * provider receives does not hold it.
  */
 const PART_COUNTERS: { readonly [K in PartType]: PartCounter<K> } = {
   text: (part, t) => t.count(part.text),
   tool_call: (part, t, p) => t.count(part.name) + t.count(part.args) + p.perToolCall,
   tool_result: (part, t, p) => t.count(part.content) + p.perToolResult,
-  reasoning: (part, t, p) => t.count(part.text) + p.perReasoning,
+  reasoning: (part, t, p) =>
+    p.sendsReasoning === false || (part.signature === undefined && part.redacted === undefined)
+      ? 0
+      : t.count(part.text) + p.perReasoning,
   media: (_part, _t, p) => p.perMedia,
 };
 

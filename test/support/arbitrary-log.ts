@@ -668,7 +668,17 @@ function recordFor(
             : [],
         ),
       );
-      return { kind, clearArgs: r.size % 2 === 0, cleared, excerpts };
+      // Sometimes only some parts: every other changeable part of each message (a call's result, arguments or
+      // reasoning alone).
+      const onlyParts = span.flatMap((id) =>
+        log
+          .byId(id)!
+          .parts.flatMap((p, i) =>
+            p.type !== "media" && (i + r.size) % 3 !== 0 ? [{ messageId: id, partIndex: i }] : [],
+          ),
+      );
+      const only = r.size % 4 === 1 && onlyParts.length > 0 ? { onlyParts } : {};
+      return { kind, clearArgs: r.size % 2 === 0, cleared, excerpts, ...only };
     }
     case "summarize":
       return {

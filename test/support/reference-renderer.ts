@@ -195,7 +195,8 @@ export function referenceRender(
       parts = m.parts.filter((_, pi) => !isPendingCall(i, pi));
     }
     const heldAway = parts.length === 0 && m.parts.length > 0;
-    if (!heldAway) out.push(copy(i, parts));
+    // A clear listing every part of a reasoning-only message leaves nothing to send.
+    if (!heldAway && (parts.length === 0 || copy(i, parts).parts.length > 0)) out.push(copy(i, parts));
     if (!m.parts.some((p) => p.type === "tool_call")) continue;
 
     // the results of this message's calls, one rendered message per tool message, in log order
