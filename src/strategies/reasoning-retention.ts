@@ -25,15 +25,10 @@ export interface ReasoningRetentionOptions {
 /** The zod schema of `ReasoningRetentionOptions` (unknown keys rejected, `keepTurns` a whole number ≥ 1). */
 export const reasoningRetentionOptionsSchema = z
   .strictObject({
-    name: z
-      .string()
-      .trim()
-      .min(1)
-      .exactOptional()
-      .meta({
-        description: "Strategy name in plan actions and audit records.",
-        default: "reasoningRetention",
-      }),
+    name: z.string().trim().min(1).exactOptional().meta({
+      description: "Strategy name in plan actions and audit records.",
+      default: "reasoningRetention",
+    }),
     keepTurns: z.number().int().positive().exactOptional().meta({
       description: "The reasoning of the newest N turns stays (1 = the current turn only).",
       default: 1,
