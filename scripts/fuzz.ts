@@ -41,7 +41,8 @@ const rejected = [...figures.rejected.values()].reduce((a, b) => a + b, 0);
 const lines = [
   `fuzz: seeds ${seed}..${seed + iterations - 1}, ${seconds.toFixed(1)} s`,
   `iterations           ${figures.iterations}`,
-  `accepted             ${figures.accepted} (of which ${figures.acceptedInfeasible} had a turn over budget: BudgetInfeasibleError)`,
+  `accepted             ${figures.accepted}`,
+  ...[...figures.refusedTurns.entries()].map(([k, v]) => `  with a turn refused by ${k.padEnd(28)} ${v}`),
   `rejected             ${rejected}`,
   ...[...figures.rejected.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => `  ${k.padEnd(36)} ${v}`),
   `invariant violations ${figures.findings.length}`,

@@ -11,7 +11,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createContextEngine } from "../../src/context-engine.js";
 import type { ContextEngine } from "../../src/engine/context-engine.js";
-import { BudgetInfeasibleError, LedgerError } from "../../src/errors/ledger-error.js";
+import {
+  BudgetInfeasibleError,
+  LedgerError,
+  NotFoundError,
+  RenderValidationError,
+} from "../../src/errors/ledger-error.js";
 import {
   atTranscriptLine,
   importTranscript,
@@ -25,6 +30,7 @@ import { type ProviderFormat, validateProviderRequest } from "../../src/render/p
 import { createMemoryStores } from "../../src/stores/memory/memory-stores.js";
 import { openSqliteStores } from "../../src/stores/sqlite/index.js";
 import type { Stores } from "../../src/stores/stores.js";
+import { runInProcess } from "./cli-run.js";
 import {
   generateCase as defaultGenerate,
   describePayload,
@@ -40,7 +46,8 @@ const FORMATS: ReadonlyArray<ProviderFormat> = ["openai", "anthropic", "response
 
 /** What one case came to. */
 export type FuzzOutcome =
-  | { readonly kind: "accepted"; readonly infeasible: boolean }
+  /** `refused`: the typed errors of turns that could not be rendered for a reason the thread itself gives. */
+  | { readonly kind: "accepted"; readonly refused: ReadonlyArray<string> }
   | { readonly kind: "rejected"; readonly errorClass: string }
   | { readonly kind: "finding"; readonly finding: string; readonly detail: string };
 
@@ -49,6 +56,8 @@ export interface FuzzEnv {
   readonly stores: Readonly<Record<FuzzBackend, Stores>>;
   readonly warm: Readonly<Record<FuzzBackend, ContextEngine>>;
   readonly dir: string;
+  /** The SQLite database file (the CLI cases open it themselves). */
+  readonly sqlitePath: string;
   threads: number;
   close(): Promise<void>;
 }
@@ -60,11 +69,13 @@ function engineOn(stores: Stores): ContextEngine {
 /** Opens the shared stores: memory, and SQLite on a temp file. */
 export function openFuzzEnv(): FuzzEnv {
   const dir = mkdtempSync(join(tmpdir(), "context-ledger-fuzz-"));
-  const stores = { memory: createMemoryStores(), sqlite: openSqliteStores({ path: join(dir, "fuzz.db") }) };
+  const sqlitePath = join(dir, "fuzz.db");
+  const stores = { memory: createMemoryStores(), sqlite: openSqliteStores({ path: sqlitePath }) };
   return {
     stores,
     warm: { memory: engineOn(stores.memory), sqlite: engineOn(stores.sqlite) },
     dir,
+    sqlitePath,
     threads: 0,
     async close() {
       await Promise.all([this.warm.memory.idle(), this.warm.sqlite.idle()]);
@@ -87,17 +98,25 @@ function describeError(error: unknown): string {
   return `non-error thrown: ${String(error)}`.slice(0, 600);
 }
 
-function namesLineOrField(error: LedgerError): boolean {
+/** A batch error names the field (or the batch index); a transcript error names the line. */
+function namesLineOrField(error: LedgerError, payload: FuzzPayload): boolean {
+  if (payload.kind !== "api") return error.where.line !== undefined || /\bline \d+/.test(error.message);
   return (
-    error.where.line !== undefined ||
-    error.where.field !== undefined ||
-    /\bline \d+|\bfield\b/.test(error.message)
+    error.where.field !== undefined || error.where.index !== undefined || /\bfield\b/.test(error.message)
   );
 }
 
 function classOf(error: unknown): string {
   if (error instanceof LedgerError) return `${error.name} (${error.code})`;
   return error instanceof Error ? error.name : typeof error;
+}
+
+/** A CLI run that exited 1 (bad input), with what it printed: counted as a typed refusal when it names the line. */
+class CliRefusal extends LedgerError {
+  constructor(stderr: string) {
+    super("VALIDATION", stderr.trim());
+    this.name = "CliExit1";
+  }
 }
 
 /** Appends the payload through its path: the engine, and for text the pure import beside it. */
@@ -130,6 +149,27 @@ async function deliver(
     pureAccepted = true;
   } catch (error) {
     pure = error;
+  }
+  if (payload.kind === "bytes" && payload.cli === true) {
+    writeFileSync(source, payload.bytes);
+    try {
+      const run = await runInProcess([
+        "ingest",
+        source,
+        "--thread",
+        threadId,
+        "--db",
+        env.sqlitePath,
+        "--allow-duplicate",
+      ]);
+      if (run.code === 0) return { error: undefined, pure, pureAccepted };
+      // The CLI prints the error; its class is not visible, only the exit code (1: bad input) and the text.
+      const problem =
+        run.code === 1 ? new CliRefusal(run.stderr) : new Error(`exit ${run.code}: ${run.stderr}`);
+      return { error: problem, pure, pureAccepted };
+    } finally {
+      rmSync(source, { force: true });
+    }
   }
   try {
     // As the CLI's ingest does: decode the bytes, parse every line, append in one batch, name the line.
@@ -171,7 +211,8 @@ export async function runCase(
   if (error !== undefined) {
     if (!(error instanceof LedgerError))
       return finding(`untyped error: ${classOf(error)}`, describeError(error));
-    if (!namesLineOrField(error)) return finding("error names no line or field", describeError(error));
+    if (!namesLineOrField(error, payload))
+      return finding("error names no line or field", describeError(error));
     const after = await snapshot(stores, threadId);
     if (after !== before) return finding("partial write on a rejected payload", `${before} -> ${after}`);
     if (pureAccepted === true) {
@@ -190,7 +231,9 @@ async function checkAccepted(env: FuzzEnv, c: FuzzCase, threadId: string): Promi
   const warm = env.warm[c.backend];
   const finding = (f: string, detail: string): FuzzOutcome => ({ kind: "finding", finding: f, detail });
   const callIds: string[] = [];
-  let infeasible = false;
+  const refused: string[] = [];
+  // An empty payload on an empty thread leaves nothing to render (every read says so with a NotFoundError).
+  if ((await stores.log.length(threadId)) === 0) return { kind: "accepted", refused: ["empty thread"] };
   for (const format of FORMATS) {
     try {
       const turn = await warm.prepareTurn(threadId, {
@@ -201,8 +244,8 @@ async function checkAccepted(env: FuzzEnv, c: FuzzCase, threadId: string): Promi
       const problems = validateProviderRequest(format, turn.request);
       if (problems.length > 0) return finding(`invalid ${format} request`, problems.join("; "));
     } catch (error) {
-      if (error instanceof BudgetInfeasibleError) {
-        infeasible = true;
+      if (typedRefusal(error)) {
+        refused.push(classOf(error));
         continue;
       }
       return finding(`prepareTurn(${format}) threw ${classOf(error)}`, describeError(error));
@@ -231,8 +274,51 @@ async function checkAccepted(env: FuzzEnv, c: FuzzCase, threadId: string): Promi
       return finding(`replay threw ${classOf(error)}`, describeError(error));
     }
   }
+  // One more turn, taken by the warm engine and then by a fresh one once the first has settled: same request.
+  const again = await turnPair(warm, engineOn(stores), threadId, c);
+  if (again !== undefined) return again;
   await cold.idle();
-  return { kind: "accepted", infeasible };
+  return { kind: "accepted", refused };
+}
+
+async function turnPair(
+  warm: ContextEngine,
+  cold: ContextEngine,
+  threadId: string,
+  c: FuzzCase,
+): Promise<FuzzOutcome | undefined> {
+  const options = { format: "anthropic" as const, ...(c.budget === undefined ? {} : { budget: c.budget }) };
+  try {
+    const first = await warm.prepareTurn(threadId, options);
+    await warm.idle();
+    const second = await cold.prepareTurn(threadId, options);
+    await cold.idle();
+    const [a, b] = [JSON.stringify(first.request), JSON.stringify(second.request)];
+    if (a !== b) {
+      return { kind: "finding", finding: "warm and cold turns differ", detail: firstDifference(a, b) };
+    }
+    for (const callId of [first.callId, second.callId]) {
+      const replay = await warm.replay(callId);
+      if (!replay.ok) {
+        return { kind: "finding", finding: "replay does not verify", detail: replay.mismatch ?? "" };
+      }
+    }
+  } catch (error) {
+    if (typedRefusal(error)) return undefined;
+    return { kind: "finding", finding: `second turn threw ${classOf(error)}`, detail: describeError(error) };
+  }
+  return undefined;
+}
+
+/**
+ * A turn the thread cannot give, refused with a typed error that says why: over the budget, an empty thread, or
+ * (Anthropic) a thread without a user or assistant message. Any other error of an accepted thread is a finding.
+ */
+function typedRefusal(error: unknown): boolean {
+  if (error instanceof BudgetInfeasibleError || error instanceof NotFoundError) return true;
+  return (
+    error instanceof RenderValidationError && error.problems.every((p) => p.startsWith("messages is empty"))
+  );
 }
 
 function firstDifference(a: string, b: string): string {
@@ -263,7 +349,8 @@ export async function shrink(
 export interface FuzzFigures {
   iterations: number;
   accepted: number;
-  acceptedInfeasible: number;
+  /** Accepted payloads whose thread refused some turn with a typed error (see `typedRefusal`), by class. */
+  refusedTurns: Map<string, number>;
   rejected: Map<string, number>;
   findings: Array<{
     seed: number;
@@ -285,7 +372,7 @@ export async function runCampaign(
   const figures: FuzzFigures = {
     iterations: 0,
     accepted: 0,
-    acceptedInfeasible: 0,
+    refusedTurns: new Map(),
     rejected: new Map(),
     findings: [],
   };
@@ -306,7 +393,8 @@ export async function runCampaign(
       figures.iterations++;
       if (outcome.kind === "accepted") {
         figures.accepted++;
-        if (outcome.infeasible) figures.acceptedInfeasible++;
+        for (const r of new Set(outcome.refused))
+          figures.refusedTurns.set(r, (figures.refusedTurns.get(r) ?? 0) + 1);
       } else if (outcome.kind === "rejected") {
         figures.rejected.set(outcome.errorClass, (figures.rejected.get(outcome.errorClass) ?? 0) + 1);
       } else {

@@ -21,7 +21,8 @@ export type FuzzBackend = "memory" | "sqlite";
 export type FuzzPayload =
   | { readonly kind: "api"; readonly batch: ReadonlyArray<unknown> }
   | { readonly kind: "jsonl"; readonly text: string }
-  | { readonly kind: "bytes"; readonly bytes: Uint8Array };
+  /** `cli`: through the CLI's `ingest` on the SQLite file (else `readTranscriptFile` and the CLI's decoding). */
+  | { readonly kind: "bytes"; readonly bytes: Uint8Array; readonly cli?: boolean };
 
 /** One fuzz case, fully determined by its seed. */
 export interface FuzzCase {
@@ -444,7 +445,9 @@ export function generateCase(seed: number): FuzzCase {
     bytes = m.bytes;
     mutations.push(m.name);
   }
-  return { seed, backend, source: name, prefix, payload: { kind: "bytes", bytes }, mutations, budget };
+  // A fifth of the byte cases on SQLite go through the real CLI (in process) on the same database file.
+  const cli = backend === "sqlite" && rng.chance(0.2);
+  return { seed, backend, source: name, prefix, payload: { kind: "bytes", bytes, cli }, mutations, budget };
 }
 
 /** The payload with `keep` of its items (batch entries, or lines of text/bytes): what the shrinker tries. */
@@ -480,7 +483,7 @@ export function withoutItem(payload: FuzzPayload, index: number): FuzzPayload {
     };
   }
   const parts = splitBytes(payload.bytes).filter((_, i) => i !== index);
-  return { kind: "bytes", bytes: Buffer.concat(parts) };
+  return { ...payload, bytes: Buffer.concat(parts) };
 }
 
 /** A short, printable form of a payload (for a finding's reproducer). */
@@ -496,5 +499,5 @@ export function describePayload(payload: FuzzPayload, max = 2_000): string {
     return `engine.append batch: ${cut(json)}`;
   }
   if (payload.kind === "jsonl") return `JSONL text: ${cut(JSON.stringify(payload.text))}`;
-  return `file bytes (base64): ${cut(Buffer.from(payload.bytes).toString("base64"))}`;
+  return `${payload.cli === true ? "CLI ingest of " : ""}file bytes (base64): ${cut(Buffer.from(payload.bytes).toString("base64"))}`;
 }
