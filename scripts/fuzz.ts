@@ -32,6 +32,10 @@ const figures = await runCampaign(seed, iterations, (done, f) => {
   if (process.stderr.isTTY && now - lastPrint > 1_000) {
     lastPrint = now;
     process.stderr.write(`\r${done}/${iterations} cases, ${f.findings.length} findings`);
+  } else if (!process.stderr.isTTY && done % 5_000 === 0) {
+    process.stderr.write(
+      `${done}/${iterations} cases, ${f.findings.length} findings, ${((now - started) / 1000).toFixed(0)} s\n`,
+    );
   }
 });
 if (process.stderr.isTTY) process.stderr.write("\n");

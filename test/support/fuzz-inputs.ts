@@ -195,6 +195,28 @@ const RETYPES: ReadonlyArray<readonly [string, () => unknown]> = [
   ['{"type":"text"}', () => ({ type: "text" })],
 ];
 
+/** Values only an API caller can pass (no JSON text holds them). */
+const API_RETYPES: ReadonlyArray<readonly [string, () => unknown]> = [
+  ["NaN", () => Number.NaN],
+  ["Infinity", () => Number.POSITIVE_INFINITY],
+  ["undefined", () => undefined],
+  ["10n", () => 10n],
+  ["a Date", () => new Date(0)],
+  ["a function", () => () => 1],
+  ["a symbol", () => Symbol("s")],
+  ["a null-prototype object", () => Object.create(null)],
+  [
+    "a cycle",
+    () => {
+      const o: Record<string, unknown> = { type: "text", text: "x" };
+      o.self = o;
+      return o;
+    },
+  ],
+  ["a long string", () => "y".repeat(70_000)],
+  ["a sparse array", () => [, 1]],
+];
+
 const ROLES: ReadonlyArray<unknown> = ["system", "user", "assistant", "tool", "developer", "function", "", 7];
 
 const ODD_CHARS: ReadonlyArray<readonly [string, string]> = [
@@ -250,7 +272,7 @@ function mutateItems(items: unknown[], rng: SeededRandom, api: boolean): string 
     case 1: {
       const p = paths.length > 0 ? rng.pick(paths) : undefined;
       if (p === undefined) return "none";
-      const [name, make] = rng.pick(RETYPES);
+      const [name, make] = api && rng.chance(0.4) ? rng.pick(API_RETYPES) : rng.pick(RETYPES);
       setAt(items, p, make());
       return `retype ${p.join(".")} to ${name}`;
     }
@@ -316,6 +338,14 @@ function mutateItems(items: unknown[], rng: SeededRandom, api: boolean): string 
     case 9: {
       if (items.length === 0) return "none";
       const i = rng.int(0, items.length - 1);
+      if (api && rng.chance(0.4)) {
+        // An id the thread already holds (the prefix's ids are m0, m1, …), or one at the length bound.
+        const id = rng.pick(["m0", "m1", `m${i}`, "i".repeat(rng.pick([256, 257, 1_024, 100_000]))]);
+        const item = items[i];
+        if (item === null || typeof item !== "object") return "none";
+        (item as Record<string, unknown>).id = id;
+        return `id of ${i} to ${id.slice(0, 12)} (${id.length} chars)`;
+      }
       items.splice(i, 1);
       return `drop ${i}`;
     }
