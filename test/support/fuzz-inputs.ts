@@ -214,7 +214,14 @@ const API_RETYPES: ReadonlyArray<readonly [string, () => unknown]> = [
     },
   ],
   ["a long string", () => "y".repeat(70_000)],
-  ["a sparse array", () => [, 1]],
+  [
+    "a sparse array",
+    () => {
+      const holes: unknown[] = [];
+      holes[2] = 1;
+      return holes;
+    },
+  ],
 ];
 
 const ROLES: ReadonlyArray<unknown> = ["system", "user", "assistant", "tool", "developer", "function", "", 7];
