@@ -218,7 +218,7 @@ const API_RETYPES: ReadonlyArray<readonly [string, () => unknown]> = [
     "a sparse array",
     () => {
       const holes: unknown[] = [];
-      holes[2] = 1;
+      holes[1] = 1;
       return holes;
     },
   ],
