@@ -310,15 +310,17 @@ async function turnPair(
   return undefined;
 }
 
+/** The rules a thread with nothing to send breaks (only a system message, or messages without parts). */
+const NOTHING_TO_SEND = /^messages is empty|^input is empty and so are instructions/;
+
 /**
  * A turn the thread cannot give, refused with a typed error that says why: over the budget, an empty thread, or
- * (Anthropic) a thread without a user or assistant message. Any other error of an accepted thread is a finding.
+ * a thread with nothing the format can send (Anthropic: no user or assistant message; Responses: no input and
+ * no instructions, e.g. a lone system message without parts). Any other error of an accepted thread is a finding.
  */
 function typedRefusal(error: unknown): boolean {
   if (error instanceof BudgetInfeasibleError || error instanceof NotFoundError) return true;
-  return (
-    error instanceof RenderValidationError && error.problems.every((p) => p.startsWith("messages is empty"))
-  );
+  return error instanceof RenderValidationError && error.problems.every((p) => NOTHING_TO_SEND.test(p));
 }
 
 function firstDifference(a: string, b: string): string {
