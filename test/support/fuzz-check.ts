@@ -381,7 +381,21 @@ export async function runCampaign(
   try {
     for (let i = 0; i < iterations; i++) {
       const caseSeed = (seed + i) >>> 0;
-      const c = generate(caseSeed);
+      let c: FuzzCase;
+      try {
+        c = generate(caseSeed);
+      } catch (error) {
+        figures.iterations++;
+        const detail = describeError(error);
+        figures.findings.push({
+          seed: caseSeed,
+          finding: "generator crash",
+          detail,
+          mutations: [],
+          input: "",
+        });
+        continue;
+      }
       let outcome: FuzzOutcome;
       try {
         outcome = await runCase(env, c);

@@ -254,6 +254,14 @@ function cloneTop(value: unknown, depth = 0): unknown {
   return out;
 }
 
+/** A value in a mutation's name (any value: BigInt and cycles included). */
+function show(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value).slice(0, 40);
+  return typeof value === "bigint"
+    ? `${value}n`
+    : String(typeof value === "symbol" ? "a symbol" : typeof value);
+}
+
 const CALL_ID_KEYS = new Set(["tool_call_id", "callId", "id"]);
 
 function callIdPaths(items: unknown[]): Path[] {
@@ -314,7 +322,7 @@ function mutateItems(items: unknown[], rng: SeededRandom, api: boolean): string 
         ? getAt(items, other)
         : rng.pick(["unknown_call", "", "call_\u0000", "x".repeat(300)]);
       setAt(items, p, value);
-      return `rewire ${p.join(".")} to ${JSON.stringify(value).slice(0, 40)}`;
+      return `rewire ${p.join(".")} to ${show(value)}`;
     }
     case 7: {
       const strings = paths.filter((p) => typeof getAt(items, p) === "string");
