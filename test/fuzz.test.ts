@@ -5,8 +5,13 @@
  * with its seed and minimal input.
  */
 import { describe, expect, it } from "vitest";
+import { createContextEngine } from "../src/context-engine.js";
+import { ValidationError } from "../src/errors/ledger-error.js";
+import type { MessageMeta } from "../src/log/message.js";
+import { createMemoryStores } from "../src/stores/memory/memory-stores.js";
 import { runCampaign } from "./support/fuzz-check.js";
 import { generateCase } from "./support/fuzz-inputs.js";
+import { simpleCounter } from "./support/simple-counter.js";
 
 const SEED = 424_242;
 const ITERATIONS = 400;
@@ -59,6 +64,22 @@ describe("fuzz campaign (short run)", () => {
     ]) {
       expect(seen).toContain(op);
     }
+  });
+
+  it("a sparse array in meta is a ValidationError naming the hole, not a TypeError (found by the full run, seed 66273)", async () => {
+    const holes: unknown[] = [];
+    holes[1] = 1;
+    const engine = createContextEngine({
+      stores: createMemoryStores(),
+      counter: simpleCounter(),
+      budget: { contextWindow: 10_000 },
+    });
+    const append = engine.append("t", [
+      { role: "user", parts: [{ type: "text", text: "hi" }], meta: { deep: { d: holes } } as MessageMeta },
+    ]);
+    await expect(append).rejects.toBeInstanceOf(ValidationError);
+    await expect(append).rejects.toThrow(/meta\.deep\.d(\[0\]|\.0)/);
+    expect(await engine.locateMessages("t", [])).toMatchObject({ length: 0 });
   });
 
   it("is deterministic: a seed always makes the same case", () => {
