@@ -89,7 +89,8 @@ export function jsonProblem(
     }
     if (path.length >= maxDepth) return { path, message: `nests deeper than ${maxDepth} levels` };
     const entries: Array<[PropertyKey, unknown]> = isArray
-      ? (v as unknown[]).map((item, i) => [i, item])
+      ? // Array.from visits holes (as undefined, refused below); map skips them and left holes in `entries`.
+        Array.from(v as unknown[], (item, i): [PropertyKey, unknown] => [i, item])
       : Object.entries(v as Record<string, unknown>);
     for (let i = entries.length - 1; i >= 0; i--) {
       const [key, item] = entries[i]!;
