@@ -3,6 +3,7 @@
  * package ships, or `main.ts` under tsx): the per-user cache is wired in, then the command runs. Tests call
  * `runCli` directly and so run without the cache.
  */
+import { z } from "zod";
 import { flushCountStores } from "../tokens/count-store.js";
 import { useVocabularyCache } from "../tokens/vocabulary-cache.js";
 import { runCli } from "./cli.js";
@@ -16,6 +17,9 @@ export interface MainOptions {
 
 /** Runs one command with the process's streams; returns the exit code. */
 export async function main(argv: ReadonlyArray<string>, options: MainOptions = {}): Promise<number> {
+  // A command parses each schema a few times at most: zod's compiled fast path (code generated per object schema
+  // on its first parse) costs more than it saves in a process this short.
+  z.config({ jitless: true });
   useVocabularyCache(options.cacheDir);
   try {
     return await runCli([...argv], processIo());
