@@ -40,7 +40,10 @@ function loadBundle(dir: string | undefined): [Entry, (() => void) | undefined] 
     cachedData === undefined || script.cachedDataRejected === true
       ? () => {
           writeAtomically(cacheFile, script.createCachedData());
+          // A new bundle means a new build or install, which may bring new vocabulary and count files too.
           cacheDir.pruneCacheFiles(dir, "cli-", 4);
+          cacheDir.pruneCacheFiles(dir, "vocabulary-", 4);
+          cacheDir.pruneCacheFiles(dir, "counts-", 4);
         }
       : undefined;
   return [module.exports, save];

@@ -90,12 +90,7 @@ export function createBpeTokenizer(encoding: EncodingName, options: BpeTokenizer
     encoding,
     count(text: string): number {
       const stored = countStore();
-      if (stored === undefined) return countText(text);
-      const known = stored.get(text);
-      if (known !== undefined) return known;
-      const n = countText(text);
-      stored.set(text, n);
-      return n;
+      return stored === undefined ? countText(text) : stored.countOr(text, countText);
     },
     encode(text: string): number[] {
       const [v, re] = load();

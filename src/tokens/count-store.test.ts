@@ -71,6 +71,9 @@ describe("the tokenizer with a cache directory", () => {
     flushCountStores();
     const store = countStoreFor("o200k_base");
     for (const [i, t] of texts.entries()) expect(store?.get(t)).toBe(counts[i]);
+    // The tokenizer answers from the store when it holds the text: a planted count comes back.
+    store?.set("a text no one counted yet", 12345);
+    expect(plain.count("a text no one counted yet")).toBe(12345);
     useVocabularyCache(undefined);
     expect(countStoreFor("o200k_base")).toBeUndefined();
     expect(texts.map((t) => createBpeTokenizer("o200k_base").count(t))).toEqual(counts);

@@ -43,9 +43,22 @@ export class CountStore {
     return this.load().get(keyOf(text));
   }
 
+  /** The stored count of `text`, or `count(text)` remembered for the next flush (the text is hashed once). */
+  countOr(text: string, count: (text: string) => number): number {
+    const key = keyOf(text);
+    const known = this.load().get(key);
+    if (known !== undefined) return known;
+    const n = count(text);
+    this.remember(key, n);
+    return n;
+  }
+
   /** Remembers a count (written by the next flush). */
   set(text: string, count: number): void {
-    const key = keyOf(text);
+    this.remember(keyOf(text), count);
+  }
+
+  private remember(key: string, count: number): void {
     const counts = this.load();
     if (counts.has(key) || !Number.isInteger(count) || count < 0 || count > 0xffffffff) return;
     counts.set(key, count);
