@@ -6,7 +6,8 @@
  * optional peers the core project lacks failing with `MissingDependencyError`. Nothing comes from `src`: the
  * projects see only the tarball.
  */
-import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import Module from "node:module";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -161,6 +162,39 @@ describe("a project with only context-ledger", () => {
     expect(files.some((f) => /^counts-o200k_base-.*\.bin$/.test(f))).toBe(true);
     expect(explain({ CONTEXT_LEDGER_CACHE_DIR: cache })).toBe(cold);
     expect(explain({ CONTEXT_LEDGER_CACHE: "off" })).toBe(cold);
+  });
+
+  it("runs better-sqlite3's JavaScript from the bundle, and the installed package when its version differs", () => {
+    const bin = join(core, "node_modules", "context-ledger", "dist", "cli", "bin.cjs");
+    const db = join(work, "demo.db");
+    const probe = join(work, "sqlite-probe.cjs");
+    // Which better-sqlite3 JavaScript the process loaded from node_modules (none when the bundle's copy ran).
+    writeFileSync(
+      probe,
+      'process.on("exit", () => process.stderr.write("loaded: " + Object.keys(require.cache)' +
+        '.filter((f) => /better-sqlite3[\\\\/]lib[\\\\/]database\\.js$/.test(f)).length + "\\n"));\n',
+    );
+    const explain = (): { stdout: string; loaded: string | undefined } => {
+      const result = spawnSync(
+        process.execPath,
+        ["--require", probe, bin, "explain", "--thread", "demo", "--json", "--db", db],
+        { cwd: core, encoding: "utf8", env: { ...process.env, CONTEXT_LEDGER_CACHE: "off" } },
+      );
+      expect(result.status, result.stderr).toBe(0);
+      return { stdout: result.stdout, loaded: /loaded: (\d+)/.exec(result.stderr)?.[1] };
+    };
+    const bundled = explain();
+    expect(bundled.loaded).toBe("0");
+    const manifestFile = join(core, "node_modules", "better-sqlite3", "package.json");
+    const manifest = readFileSync(manifestFile, "utf8");
+    try {
+      writeFileSync(manifestFile, manifest.replace(/"version":\s*"[^"]+"/, '"version": "0.0.0-another"'));
+      const installed = explain();
+      expect(installed.loaded).toBe("1");
+      expect(installed.stdout).toBe(bundled.stdout);
+    } finally {
+      writeFileSync(manifestFile, manifest);
+    }
   });
 
   it("imports every entry point; those whose peer is absent fail naming it", () => {

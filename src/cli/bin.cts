@@ -29,10 +29,11 @@ function loadBundle(dir: string | undefined): [Entry, (() => void) | undefined] 
   const { size, mtimeMs } = fs.statSync(bundle);
   const cacheFile = path.join(dir, `cli-${size}-${Math.trunc(mtimeMs)}-${process.version}-${process.arch}.v8`);
   let cachedData: Buffer | undefined;
+  // latin1: the build makes the bundle ASCII, and V8 then keeps it as one-byte text without decoding it.
   try {
     cachedData = fs.readFileSync(cacheFile);
   } catch {}
-  const script = new vm.Script(Module.wrap(fs.readFileSync(bundle, "utf8")), { filename: bundle, cachedData });
+  const script = new vm.Script(Module.wrap(fs.readFileSync(bundle, "latin1")), { filename: bundle, cachedData });
   const module = { exports: {} as Entry };
   const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
   wrapper(module.exports, load, module, bundle, path.dirname(bundle));

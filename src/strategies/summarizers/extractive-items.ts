@@ -154,7 +154,7 @@ function callItem(x: Extraction, { label, order, result, recency }: MadeCall): R
 
 /** A call line without its ` ×N` count (an earlier summary's folded line), and that count (1 without). */
 function foldedLine(text: string): { readonly line: string; readonly times: number } {
-  const [, line = text, times = "1"] = /^(.*) ×(\d+)$/.exec(text) ?? [];
+  const [, line = text, times = "1"] = /^(.*) \u00d7(\d+)$/.exec(text) ?? [];
   return { line, times: Number(times) };
 }
 

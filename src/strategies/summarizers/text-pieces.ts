@@ -17,7 +17,7 @@ export function sentences(text: string): string[] {
   const out: string[] = [];
   for (const rawLine of prose.split(/\r?\n/)) {
     const line = rawLine
-      .replace(/^\s*(?:[-*•>]|\d+[.)])\s+/, "")
+      .replace(/^\s*(?:[-*\u2022>]|\d+[.)])\s+/, "")
       .replace(/^(?:THOUGHT|Thought|DISCUSSION|Discussion):\s*/, "")
       .trim();
     for (const sentence of line.split(/(?<=[.!?])\s+(?=[A-Z0-9`"'([])/)) {
