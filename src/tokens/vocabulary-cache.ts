@@ -5,9 +5,10 @@
  * falls back to parsing, so the cache can only make a process faster, never change a count.
  */
 import { createHash } from "node:crypto";
-import { readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { EncodingName } from "./encoding-data.js";
 import { TokenTable } from "./token-table.js";
 
@@ -38,13 +39,31 @@ export function vocabularyCacheDir(): string | undefined {
 const sourceKeys = new Map<EncodingName, Buffer>();
 
 /**
- * What the cached copy must have been made from: the rank module's path, size and modification time (a new
- * js-tiktoken gives a new key, so a stale file is never read).
+ * The js-tiktoken install a module here would load, found the way Node's resolution begins (the nearest
+ * `node_modules/js-tiktoken` above this file), without the package-exports resolver: loading that costs a short
+ * command a few milliseconds, and the rank data is only resolved through it when a vocabulary is parsed.
+ */
+function nearestTiktokenManifest(): string | undefined {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const manifest = join(dir, "node_modules", "js-tiktoken", "package.json");
+    if (existsSync(manifest)) return manifest;
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+/**
+ * What the cached copy must have been made from: the js-tiktoken install's manifest (path, size and
+ * modification time: a reinstall or another version gives a new key, so a stale file is never read), or, where
+ * no install sits above this file (a bundler's layout), the rank module's own path, size and modification time.
  */
 export function vocabularySourceKey(encoding: EncodingName): Buffer {
   const known = sourceKeys.get(encoding);
   if (known !== undefined) return known;
-  const path = createRequire(import.meta.url).resolve(`js-tiktoken/ranks/${encoding}`);
+  const path =
+    nearestTiktokenManifest() ?? createRequire(import.meta.url).resolve(`js-tiktoken/ranks/${encoding}`);
   const { size, mtimeMs } = statSync(path);
   const key = createHash("sha256").update(`${encoding}\n${path}\n${size}\n${mtimeMs}`).digest();
   sourceKeys.set(encoding, key);
