@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createContextEngine } from "../src/context-engine.js";
 import { ValidationError } from "../src/errors/ledger-error.js";
 import { logLink } from "../src/ledger/ledger-chain.js";
+import { checkLogChain } from "../src/ledger/verify-chain.js";
 import { hashMessageContent } from "../src/log/canonical-json.js";
 import type { Message, MessageInput } from "../src/log/message.js";
 import { createPlan } from "../src/plan/compaction-plan.js";
@@ -13,7 +14,8 @@ import type { MemoryPlanRows } from "../src/stores/memory/memory-plan-store.js";
 import type { Stores } from "../src/stores/stores.js";
 import { simpleCounter } from "./support/simple-counter.js";
 import { STORE_BACKENDS, StoreOpener } from "./support/store-backends.js";
-import { rawSql } from "./support/store-cases-plan.js";
+import { createAtSchema, rawSql } from "./support/store-cases-plan.js";
+import { batch } from "./support/store-fixtures.js";
 import type { StoreTarget } from "./support/store-target.js";
 
 const KEY = "k".repeat(16) + "0123456789abcdef0123";
@@ -182,6 +184,37 @@ for (const backend of STORE_BACKENDS) {
       return { stores, target, callId, before, tamper: tamperer(stores, target) };
     }
 
+    it.runIf(backend.durable)(
+      `[${backend.name}] rows written before the ledger migration are chained by the thread's next append`,
+      async () => {
+        const target = backend.newTarget();
+        await createAtSchema(target, 5);
+        for (const { message, tokens } of batch(0, ["o0", "o1", "o2"])) {
+          await rawSql(
+            target,
+            "INSERT INTO {messages} (thread_id, seq, message_id, body, tokens) VALUES (?, ?, ?, ?, ?)",
+            "t",
+            message.seq,
+            message.id,
+            JSON.stringify(message),
+            JSON.stringify(tokens),
+          );
+        }
+        await rawSql(target, "INSERT INTO {threads} (thread_id, log_length) VALUES (?, ?)", "t", 3);
+        const stores = await opener.at(target);
+        // Before any write: unchained rows, no head to record, nothing found.
+        expect(await stores.log.chainHead!("t", 3)).toBeUndefined();
+        const legacy = checkLogChain("t", [...(await stores.log.chainRows!("t", 3))]);
+        expect(legacy).toMatchObject({ findings: [], unchained: 3 });
+        await stores.log.append("t", 3, batch(3, ["n3"]), { ledgerKey: KEY });
+        const rows = await stores.log.chainRows!("t", 4);
+        expect(rows.every((r) => r.chainHash !== null)).toBe(true);
+        const chained = checkLogChain("t", [...rows], KEY);
+        expect(chained).toMatchObject({ findings: [], unchained: 0 });
+        expect(await stores.log.chainHead!("t", 4)).toBe(chained.heads[4]);
+      },
+    );
+
     it(`[${backend.name}] an edited plan reason is found and names the plan version`, async () => {
       const { stores, callId, before, tamper } = await recorded();
       expect(before.planVersion).toBeGreaterThan(0);
@@ -302,5 +335,64 @@ describe("ledger key option", () => {
     expect(() => make("short")).toThrow(/ledgerKey/);
     expect(() => make(42)).toThrow(ValidationError);
     expect(() => make(KEY)).not.toThrow();
+  });
+});
+
+describe("replay --verify --json with a ledger key in CONTEXT_LEDGER_LEDGER_KEY", () => {
+  it("verifies, then names the plan version whose reason was edited; keys ok, requestHash, recordedHash, reason stay", async () => {
+    const { mkdtempSync, rmSync, writeFileSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const Database = (await import("better-sqlite3")).default;
+    const { runInProcess } = await import("./support/cli-run.js");
+    const dir = mkdtempSync(join(tmpdir(), "context-ledger-chain-cli-"));
+    try {
+      const db = join(dir, "ledger.db");
+      const file = join(dir, "run.jsonl");
+      const lines = Array.from({ length: 40 }, (_, i) =>
+        JSON.stringify({
+          role: i % 2 === 0 ? "user" : "assistant",
+          content: `turn ${i} ${"words ".repeat(60)}`,
+        }),
+      );
+      writeFileSync(file, `${lines.join("\n")}\n`);
+      const env = { CONTEXT_LEDGER_LEDGER_KEY: KEY };
+      const cli = (...argv: string[]) => runInProcess(["--db", db, ...argv], { env });
+      expect((await cli("ingest", file, "--thread", "t")).code).toBe(0);
+      const prepared = await cli("prepare", "--thread", "t", "--budget", "1500");
+      expect(prepared.code, prepared.stderr).toBe(0);
+      const { callId } = JSON.parse(prepared.stdout) as { callId: string };
+      const good = await cli("replay", "--call", callId, "--verify", "--json");
+      expect(good.code, good.stderr).toBe(0);
+      const verdict = JSON.parse(good.stdout) as Record<string, unknown>;
+      expect(verdict).toMatchObject({ ok: true, reason: null, ledger: { keyed: true, unchained: 0 } });
+      expect(Object.keys(verdict)).toEqual(
+        expect.arrayContaining(["ok", "requestHash", "recordedHash", "reason"]),
+      );
+
+      // Without the key the keyed chain does not verify.
+      const keyless = await runInProcess(["--db", db, "replay", "--call", callId, "--verify", "--json"]);
+      expect(keyless.code).toBe(1);
+
+      const sqlite = new Database(db);
+      const changed = sqlite
+        .prepare(
+          'UPDATE plans SET body = replace(body, \'"reason":"\', \'"reason":"approved by the auditor: \')',
+        )
+        .run().changes;
+      sqlite.close();
+      expect(changed).toBeGreaterThan(0);
+      const bad = await cli("replay", "--call", callId, "--verify", "--json");
+      expect(bad.code).toBe(1);
+      const tampered = JSON.parse(bad.stdout) as Record<string, unknown>;
+      expect(tampered).toMatchObject({
+        ok: false,
+        requestHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+        recordedHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+        reason: expect.stringMatching(/thread "t" plan version 1 no longer matches its chain hash/),
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

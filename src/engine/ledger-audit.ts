@@ -38,6 +38,8 @@ export async function chainHeads(
 export interface LedgerVerdict {
   /** False when the stores keep no ledger (nothing could be checked). */
   readonly checked: boolean;
+  /** Whether the chains were verified with a ledger key. */
+  readonly keyed: boolean;
   /** The log chain's head after the call's rows, recomputed from their stored content. */
   readonly logHead?: string;
   /** The plan chain's head at the call's plan version, recomputed from the stored versions. */
@@ -79,10 +81,11 @@ export async function readChains(
  * included), and, with a ledger key, rows left unchained (a keyed ledger accepts no row it cannot verify).
  */
 export function judgeCall(core: EngineCore, record: ModelCallRecord, chains: ThreadChains): LedgerVerdict {
-  if (chains.log === undefined && chains.plan === undefined)
-    return { checked: false, unchained: 0, findings: [] };
-  const findings: Array<ChainFinding & { chain: "log" | "plan" }> = [];
   const keyed = core.settings.ledgerKey !== undefined;
+  if (chains.log === undefined && chains.plan === undefined) {
+    return { checked: false, keyed, unchained: 0, findings: [] };
+  }
+  const findings: Array<ChainFinding & { chain: "log" | "plan" }> = [];
   const thread = JSON.stringify(record.threadId);
   const call = JSON.stringify(record.callId);
   let unchained = 0;
@@ -133,6 +136,7 @@ export function judgeCall(core: EngineCore, record: ModelCallRecord, chains: Thr
   }
   return {
     checked: true,
+    keyed,
     ...(logHead === undefined ? {} : { logHead }),
     ...(planHead === undefined ? {} : { planHead }),
     unchained,
