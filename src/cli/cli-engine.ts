@@ -31,6 +31,14 @@ export interface EngineChoice {
   readonly config?: string;
   /** Read-only commands must not create a database file that is not there. */
   readonly readOnly?: boolean;
+  /** The ledger key, from `CONTEXT_LEDGER_LEDGER_KEY` (never a flag: a flag shows in the process list). */
+  readonly ledgerKey?: string;
+}
+
+/** The ledger key of `CONTEXT_LEDGER_LEDGER_KEY` (docs/decisions/0018), or undefined when unset or empty. */
+export function ledgerKeyOf(context: CliContext): string | undefined {
+  const key = context.io.env.CONTEXT_LEDGER_LEDGER_KEY;
+  return key === undefined || key === "" ? undefined : key;
 }
 
 /** The database a command uses: `--db`, else `CONTEXT_LEDGER_DB`, else {@link DEFAULT_DB}. */
@@ -86,6 +94,7 @@ export function engineOn(stores: Stores, choice: EngineChoice): ContextEngine {
     // Every command that compacts passes its own `--budget`; this default only has to be valid.
     budget: configured?.budget ?? createTokenBudget({ contextWindow: 1_000_000 }),
     ...(configured === undefined ? {} : { pipeline: configured.config }),
+    ...(choice.ledgerKey === undefined ? {} : { ledgerKey: choice.ledgerKey }),
   });
 }
 
@@ -102,7 +111,8 @@ export async function withEngine<T>(
   const stores = await openStores(database, choice.readOnly === true);
   let engine: ContextEngine | undefined;
   try {
-    engine = engineOn(stores, choice);
+    const ledgerKey = ledgerKeyOf(context);
+    engine = engineOn(stores, ledgerKey === undefined ? choice : { ...choice, ledgerKey });
     const result = await work(engine, stores, database);
     await engine.idle();
     return result;

@@ -2,7 +2,9 @@
  * `replay --call CALL_ID [--verify]`: re-renders a recorded model call from the stored log and plan version and
  * prints the request body as JSON on stdout (the same body `prepare` printed). The hash check goes to stderr;
  * with `--verify` a mismatch exits 1. With `--json`, stdout holds one object with the verdict:
- * `{ ok, requestHash, recordedHash, reason, callId, threadId, planVersion, logSeq, format, problems, request }`.
+ * `{ ok, requestHash, recordedHash, reason, callId, threadId, planVersion, logSeq, format, problems, ledger,
+ * request }`. The replay always checks the ledger chains up to the call (docs/decisions/0018), with the key in
+ * `CONTEXT_LEDGER_LEDGER_KEY` when the database was written with one.
  */
 import { z } from "zod";
 import type { ReplayResult } from "../index.js";
@@ -33,6 +35,18 @@ export function replayJson(r: ReplayResult) {
     logSeq: r.logSeq,
     format: r.format,
     problems: r.problems,
+    // The chain check: heads recomputed at the call's seq and plan version, those it recorded, rows unchained.
+    ledger:
+      r.ledger === undefined || !r.ledger.checked
+        ? null
+        : {
+            logHead: r.ledger.logHead ?? null,
+            planHead: r.ledger.planHead ?? null,
+            recordedLogHead: r.record?.logHead ?? null,
+            recordedPlanHead: r.record?.planHead ?? null,
+            unchained: r.ledger.unchained,
+            keyed: r.ledger.keyed,
+          },
     request: r.request ?? null,
   };
 }
@@ -49,14 +63,20 @@ export const replayCommand = defineCommand({
   usage: "replay --call CALL_ID [--verify] [--json]",
   description: [
     "Re-renders exactly what a recorded model call sent, from the stored log and plan version, and prints the",
-    "request body as JSON on stdout. With --verify the command exits 1 when the re-rendered request's hash",
-    "differs from the recorded one (both hashes and the reason go to stderr). With --json, stdout holds one",
-    "object: {ok, requestHash, recordedHash, reason, callId, threadId, planVersion, logSeq, format, problems,",
-    "request}; reason is null when the hashes match.",
+    "request body as JSON on stdout, after checking the thread's ledger chains (log rows and plan versions) up",
+    "to the call's seq and plan version. With --verify the command exits 1 when the re-rendered request's hash",
+    "differs from the recorded one or a stored row was changed, moved, deleted or inserted (both hashes and the",
+    "reason, naming the thread and the row, go to stderr). With --json, stdout holds one object: {ok,",
+    "requestHash, recordedHash, reason, callId, threadId, planVersion, logSeq, format, problems, ledger,",
+    "request}; reason is null when everything matches. A database written with a ledger key is verified with",
+    "the key in the environment variable CONTEXT_LEDGER_LEDGER_KEY.",
   ],
   flags: {
     call: { type: "string", value: "CALL_ID", help: "the callId printed by prepare" },
-    verify: { type: "boolean", help: "exit 1 unless the re-rendered request has the recorded hash" },
+    verify: {
+      type: "boolean",
+      help: "exit 1 unless the request has the recorded hash and the ledger chains verify",
+    },
   },
   schema: z.object({ call: nonEmpty, verify: z.literal(true).exactOptional() }),
   run: async (args, context) => {

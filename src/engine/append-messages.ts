@@ -59,7 +59,13 @@ async function appendOnce(
   }
   if (entries.length > 0) {
     try {
-      await core.stores.log.append(threadId, from, entries);
+      const key = core.settings.ledgerKey;
+      await core.stores.log.append(
+        threadId,
+        from,
+        entries,
+        key === undefined ? undefined : { ledgerKey: key },
+      );
     } catch (error) {
       if (error instanceof VersionConflictError) {
         core.events.emit("version_conflict", threadId, {

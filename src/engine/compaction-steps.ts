@@ -117,7 +117,11 @@ export async function commitPlan(
 ): Promise<void> {
   try {
     // The plan was validated against `log`, read from these stores: the store checks it against that log.
-    await core.stores.plans.commit(plan, previous.version, { checkedAgainst: log });
+    const key = core.settings.ledgerKey;
+    await core.stores.plans.commit(plan, previous.version, {
+      checkedAgainst: log,
+      ...(key === undefined ? {} : { ledgerKey: key }),
+    });
   } catch (error) {
     if (error instanceof VersionConflictError) {
       core.events.emit("version_conflict", plan.threadId, {

@@ -280,6 +280,9 @@ describe("prepareTurn", () => {
       evictions: [],
       createdAt: "2025-01-01T00:00:00.000Z",
       durationMs: expect.any(Number),
+      // The chain heads the request was rendered from (docs/decisions/0018).
+      logHead: expect.stringMatching(/^[0-9a-f]{64}$/),
+      planHead: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
     const types = events.slice(from).map((e) => e.type);
     // One proposal event per free strategy of the turn (tool-result retention, oversized excerpts).

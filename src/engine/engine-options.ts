@@ -101,6 +101,14 @@ export interface ContextEngineSettings {
   readonly cacheThreads?: number;
   /** How calls without a result are rendered (default: the pipeline config's, else `stub`). */
   readonly pendingCalls?: PendingCallMode;
+  /**
+   * The ledger key (HMAC-SHA-256, docs/decisions/0018): log rows and plan versions are chained with it, and
+   * `replay` verifies the chains with it, so someone who can rewrite every row but does not hold the key cannot
+   * recompute a chain that verifies. At least 32 characters (e.g. `openssl rand -hex 32`); every engine and CLI on
+   * one database must use the same key. Default: no key (the chains are plain SHA-256, which catches any edit
+   * that does not recompute every hash after it).
+   */
+  readonly ledgerKey?: string;
   /** Clock in epoch milliseconds (default `Date.now`). */
   readonly now?: () => number;
   /** Makes call ids (default `crypto.randomUUID`). */
@@ -145,6 +153,11 @@ export const engineSettingsSchema = z.strictObject({
   cacheThreads: z.number().int().nonnegative().exactOptional(),
   pendingCalls: z.enum(["stub", "hold"]).exactOptional(),
   overhead: z.enum(["openai", "anthropic", "neutral"]).exactOptional(),
+  ledgerKey: z
+    .string()
+    .min(32, "a ledger key needs at least 32 characters (e.g. `openssl rand -hex 32`)")
+    .max(4_096)
+    .exactOptional(),
 });
 
 /**
@@ -185,6 +198,8 @@ export interface EngineSettings {
   readonly pendingCalls: PendingCallMode | undefined;
   /** Undefined: chosen from the budget's model (Anthropic models get Anthropic framing, others OpenAI's). */
   readonly overhead: OverheadProfileName | undefined;
+  /** The ledger key, or undefined for plain SHA-256 chains. */
+  readonly ledgerKey: string | undefined;
 }
 
 const OBJECT_KEYS = [
@@ -269,5 +284,6 @@ export function parseEngineOptions(options: ContextEngineOptions): EngineSetting
     cacheThreads: o.cacheThreads ?? 1_000,
     pendingCalls: o.pendingCalls,
     overhead: o.overhead,
+    ledgerKey: o.ledgerKey,
   };
 }

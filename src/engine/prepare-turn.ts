@@ -11,6 +11,7 @@ import { appliedRefs, saveTurnInputs } from "./call-record.js";
 import { commitPlan, observed, onThread, reportSteps, requireMessages } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
 import { inCall } from "./engine-events.js";
+import { chainHeads } from "./ledger-audit.js";
 import {
   announceRehydration,
   leftOut,
@@ -301,6 +302,7 @@ async function recordCall(
 ): Promise<void> {
   const { rehydrated, blocked } = call.rehydration;
   const refs = appliedRefs(state.log, plan);
+  const heads = await chainHeads(core, state.log.threadId, state.log.length, plan.version);
   await core.stores.calls.record({
     callId: call.callId,
     threadId: state.log.threadId,
@@ -328,6 +330,7 @@ async function recordCall(
     // What it brought back and what it left out (the cooldown reads these across workers).
     ...(rehydrated.length === 0 ? {} : { rehydrated }),
     ...(blocked.length === 0 ? {} : { rehydrationBlocked: blocked }),
+    ...heads,
   });
   core.events.emit("call_recorded", state.log.threadId, {
     callId: call.callId,

@@ -15,6 +15,7 @@ import { RENDER_FORMAT_VERSION, RENDER_FORMAT_VERSIONS } from "../texts/placehol
 import { loadTurnInputs } from "./call-record.js";
 import { observed } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
+import { judgeCall, type LedgerVerdict, readChains, type ThreadChains } from "./ledger-audit.js";
 import { inputOf } from "./thread-cache.js";
 
 /** The outcome of re-rendering a past model call and checking it against what was sent. */
@@ -41,6 +42,11 @@ export interface ReplayResult {
    * externalized and dropped, and what the turn brought back or left out.
    */
   readonly record?: ModelCallRecord;
+  /**
+   * The ledger check (docs/decisions/0018): the thread's log and plan chains up to the call's seq and plan version,
+   * and the heads the call recorded. Its findings are among `problems`, each naming the thread and the row.
+   */
+  readonly ledger?: LedgerVerdict;
 }
 
 const FORMATS: ReadonlyArray<string> = ["openai", "responses", "anthropic"];
@@ -72,12 +78,15 @@ export function replayCall(core: EngineCore, callId: string): Promise<ReplayResu
 interface ReplaySource {
   log(record: ModelCallRecord): Promise<StoredLog>;
   plan(threadId: string, version: number): Promise<CompactionPlan>;
+  chains(record: ModelCallRecord): Promise<ThreadChains>;
 }
 
 /** The stored log up to a call's seq, or why there is none, and every sign of tampering found on the way. */
 interface StoredLog {
   readonly log?: ThreadLog;
   readonly problems: ReadonlyArray<string>;
+  /** Seqs of the messages a problem already names (the ledger's findings about them are not repeated). */
+  readonly named?: ReadonlySet<number>;
 }
 
 /** Reads everything per call. */
@@ -85,6 +94,7 @@ function storeSource(core: EngineCore): ReplaySource {
   return {
     log: (record) => storedLog(core, record),
     plan: (threadId, version) => core.stores.plans.get(threadId, version),
+    chains: (record) => readChains(core, record.threadId, record.logSeq, record.planVersion),
   };
 }
 
@@ -96,7 +106,8 @@ function storeSource(core: EngineCore): ReplaySource {
 export async function* replayThreadCalls(core: EngineCore, threadId: string): AsyncGenerator<ReplayResult> {
   const records = await core.stores.calls.list(threadId);
   const upTo = records.reduce((most, r) => Math.max(most, r.logSeq), 0);
-  const shared = sharedSource(core, threadId, upTo);
+  const planUpTo = records.reduce((most, r) => Math.max(most, r.planVersion), 0);
+  const shared = sharedSource(core, threadId, upTo, planUpTo);
   for (const record of records) {
     const result = await replayRecord(core, record, shared);
     core.events.emit("replayed", record.threadId, {
@@ -109,10 +120,15 @@ export async function* replayThreadCalls(core: EngineCore, threadId: string): As
 }
 
 /** A source that reads the thread's stored log once (up to `upTo`) and each plan version once. */
-function sharedSource(core: EngineCore, threadId: string, upTo: number): ReplaySource {
+function sharedSource(core: EngineCore, threadId: string, upTo: number, planUpTo: number): ReplaySource {
   const plans = new Map<number, Promise<CompactionPlan>>();
   let whole: Promise<WholeLog> | undefined;
+  let chains: Promise<ThreadChains> | undefined;
   return {
+    chains: () => {
+      chains ??= readChains(core, threadId, upTo, planUpTo);
+      return chains;
+    },
     log: async (record) => {
       whole ??= readWholeLog(core, threadId, upTo);
       return (await whole).at(record.logSeq);
@@ -158,13 +174,15 @@ async function readWholeLog(core: EngineCore, threadId: string, upTo: number): P
       }
     }
     if (broken !== undefined && log.length < logSeq) return { problems: [broken] };
-    const problems = problemSeqs.filter(([seq]) => seq < logSeq).map(([, p]) => p);
+    const mine = problemSeqs.filter(([seq]) => seq < logSeq);
+    const problems = mine.map(([, p]) => p);
+    const named = new Set(mine.map(([seq]) => seq));
     // A shorter prefix than the longest built so far: the same log value cut is not at hand, so build it.
     const value =
       log.length === logSeq
         ? log
         : ThreadLog.empty(threadId).append(entries.slice(0, logSeq).map((e) => inputOf(e.message)));
-    return { log: value, problems };
+    return { log: value, problems, named };
   };
   return {
     at(logSeq) {
@@ -184,7 +202,7 @@ async function replayRecord(
   record: ModelCallRecord,
   source: ReplaySource = storeSource(core),
 ): Promise<ReplayResult> {
-  const base = {
+  const base: Omit<ReplayResult, "ok" | "problems"> & { ledger?: LedgerVerdict } = {
     callId: record.callId,
     threadId: record.threadId,
     format: record.format,
@@ -201,7 +219,14 @@ async function replayRecord(
   });
   if (!FORMATS.includes(record.format))
     return fail(`unknown request format ${JSON.stringify(record.format)}`, []);
-  const stored = await source.log(record);
+  const read = await source.log(record);
+  const ledger = judgeCall(core, record, await source.chains(record));
+  // A message the content-hash check names already is not named twice; every other finding is a problem.
+  const chainProblems = ledger.findings
+    .filter((f) => f.chain !== "log" || read.named?.has(f.position) !== true)
+    .map((f) => f.text);
+  const stored: StoredLog = { ...read, problems: [...read.problems, ...chainProblems] };
+  base.ledger = ledger;
   if (stored.log === undefined) return fail(stored.problems[0]!, stored.problems);
   let plan: CompactionPlan;
   try {
@@ -257,20 +282,25 @@ async function storedLog(core: EngineCore, record: ModelCallRecord): Promise<Sto
     return { problems: [`the stored log is no longer a valid log: ${messageOf(error)}`] };
   }
   const problems: string[] = [];
+  const named = new Set<number>();
   entries.forEach((entry, seq) => {
-    problems.push(...tampering(entry.message, seq, log));
+    const found = tampering(entry.message, seq, log);
+    if (found.length > 0) named.add(seq);
+    problems.push(...found);
   });
-  return { log, problems };
+  return { log, problems, named };
 }
 
 /** What is wrong with a stored message against the log rebuilt from the stored ones (nothing, mostly). */
 function tampering(message: Message, seq: number, log: ThreadLog): string[] {
   const problems: string[] = [];
   if (message.seq !== seq)
-    problems.push(`message ${JSON.stringify(message.id)} is stored at seq ${seq} but says ${message.seq}`);
+    problems.push(
+      `message ${JSON.stringify(message.id)} of thread ${JSON.stringify(log.threadId)} is stored at seq ${seq} but says seq ${message.seq}: rows were moved, inserted or deleted`,
+    );
   if (log.at(seq)!.hash !== message.hash) {
     problems.push(
-      `message ${JSON.stringify(message.id)} (seq ${seq}) no longer matches the content hash stored with it: it was changed after it was appended`,
+      `message ${JSON.stringify(message.id)} (seq ${seq}) no longer matches the content hash stored with it: it was changed after it was appended (thread ${JSON.stringify(log.threadId)})`,
     );
   }
   return problems;

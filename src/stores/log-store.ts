@@ -1,4 +1,6 @@
 import { ValidationError, VersionConflictError } from "../errors/ledger-error.js";
+import type { LedgerWriteOptions } from "../ledger/ledger-chain.js";
+import type { LogChainRow } from "../ledger/verify-chain.js";
 import { validatedOnAppend } from "../log/append-batch.js";
 import { deepFreeze } from "../log/deep-freeze.js";
 import type { Message } from "../log/message.js";
@@ -47,8 +49,16 @@ export interface TokenCountUpdate {
  * await store.read("t1", 0); // the same messages with their counts
  */
 export interface LogStore {
-  /** Appends a batch whose first message has seq `expectedSeq`; throws `VersionConflictError` when stale. */
-  append(threadId: string, expectedSeq: number, entries: ReadonlyArray<StoredMessage>): Promise<void>;
+  /**
+   * Appends a batch whose first message has seq `expectedSeq`; throws `VersionConflictError` when stale. Each row
+   * is chained to the one before it (the ledger, docs/decisions/0018), with `options.ledgerKey` when given.
+   */
+  append(
+    threadId: string,
+    expectedSeq: number,
+    entries: ReadonlyArray<StoredMessage>,
+    options?: LedgerWriteOptions,
+  ): Promise<void>;
   /** Number of messages in the thread (0 for an unknown thread). */
   length(threadId: string): Promise<number>;
   /** Messages with `fromSeq` ≤ seq < `toSeq` (default: to the end), in seq order. */
@@ -59,6 +69,14 @@ export interface LogStore {
   seqsOf(threadId: string, ids: ReadonlyArray<string>): Promise<ReadonlyMap<string, number>>;
   /** Merges token counts (e.g. of a counter the thread was not appended with) into stored messages. */
   setTokenCounts(threadId: string, updates: ReadonlyArray<TokenCountUpdate>): Promise<void>;
+  /**
+   * The stored chain hash of the row at `seq - 1`, the log's chain head after `seq` rows (`undefined` for a row
+   * without one, written before the chain, or for `seq` 0: the head there is the genesis). Optional: a store
+   * without it keeps no ledger, and calls recorded on it carry no head.
+   */
+  chainHead?(threadId: string, seq: number): Promise<string | undefined>;
+  /** The rows with seq below `toSeq` as stored, for verifying the chain (optional, with `chainHead`). */
+  chainRows?(threadId: string, toSeq: number): Promise<ReadonlyArray<LogChainRow>>;
   /** Ids of every thread with at least one message, sorted. */
   threads(): Promise<ReadonlyArray<string>>;
   /**

@@ -54,6 +54,13 @@ export interface ModelCallRecord {
     readonly spanHash?: string;
     readonly messages: number;
   }>;
+  /**
+   * The log chain's head after `logSeq` rows and the plan chain's head at `planVersion` when the call was
+   * recorded (docs/decisions/0018): replay checks the stored chains still lead there. Absent in records written
+   * before the ledger, or on a store without one.
+   */
+  readonly logHead?: string;
+  readonly planHead?: string;
   /** Artifacts the engine brought back into this request (see `TurnStats.rehydrated`). */
   readonly rehydrated?: ReadonlyArray<{
     readonly artifactId: string;

@@ -1,4 +1,6 @@
 import { NotFoundError, ValidationError, VersionConflictError } from "../errors/ledger-error.js";
+import type { LedgerWriteOptions } from "../ledger/ledger-chain.js";
+import type { PlanChainRow } from "../ledger/verify-chain.js";
 import type { LogView } from "../log/log-view.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import { planActionSchema, planHeaderSchema, planSchema } from "../plan/plan-schema.js";
@@ -42,10 +44,17 @@ export interface PlanStore {
    * committed. Optional: without it such a commit stores the whole plan.
    */
   adopt?(plan: CompactionPlan): Promise<void>;
+  /**
+   * The stored chain hash of `version` (the plan chain's head there; `undefined` for version 0, whose head is the
+   * genesis, and for a version written before the chain). Optional, as for `LogStore.chainHead`.
+   */
+  chainHead?(threadId: string, version: number): Promise<string | undefined>;
+  /** Versions 1 to `toVersion` as stored, for verifying the chain (optional, with `chainHead`). */
+  chainRows?(threadId: string, toVersion: number): Promise<ReadonlyArray<PlanChainRow>>;
 }
 
-/** Options of `PlanStore.commit`. */
-export interface CommitOptions {
+/** Options of `PlanStore.commit` (`ledgerKey`: the key the version is chained with, see `LedgerWriteOptions`). */
+export interface CommitOptions extends LedgerWriteOptions {
   /**
    * A log of the plan's thread read from these stores, which the plan was validated against (the engine's own
    * commits pass it). The store then checks that the log is its thread's (its last message is where the store

@@ -233,6 +233,14 @@ export const modelCallRecordSchema = z
         }),
       )
       .optional(),
+    logHead: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
+    planHead: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
   })
   .strict();
 

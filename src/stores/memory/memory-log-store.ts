@@ -1,3 +1,10 @@
+import {
+  chainedTokens,
+  chainLogRows,
+  type LedgerWriteOptions,
+  logGenesis,
+} from "../../ledger/ledger-chain.js";
+import type { LogChainRow } from "../../ledger/verify-chain.js";
 import { deepFreeze } from "../../log/deep-freeze.js";
 import { checkSearchArguments, searchTextOf } from "../log-search.js";
 import type { LogSearchOptions } from "../log-store.js";
@@ -17,7 +24,22 @@ import {
 import { unknownSeqError } from "../store-errors.js";
 import { SearchIndex } from "./memory-search-index.js";
 
-interface ThreadEntries {
+/**
+ * The raw rows of a memory thread, as a database would hold them: what a test edits to play someone who rewrites
+ * the storage behind the store's back (`MEMORY_ROWS`). `chain[seq]` and `chainedTokens[seq]` go with `entries[seq]`.
+ */
+export interface MemoryLogRows {
+  readonly entries: StoredMessage[];
+  /** Each row's chain hash. */
+  readonly chain: string[];
+  /** Canonical JSON of the counts each row was appended with. */
+  readonly chainedTokens: string[];
+}
+
+/** The key under which a memory log or plan store hands out its raw rows (tests only; not a public API). */
+export const MEMORY_ROWS: unique symbol = Symbol("context-ledger memory rows");
+
+interface ThreadEntries extends MemoryLogRows {
   readonly entries: StoredMessage[];
   readonly seqById: Map<string, number>;
   readonly index: SearchIndex;
@@ -38,10 +60,17 @@ export function createMemoryLogStore(): LogStore {
   const threads = new Map<string, ThreadEntries>();
   const threadOf = (threadId: string): ThreadEntries | undefined => threads.get(threadId);
 
-  function append(threadId: string, expectedSeq: number, batch: ReadonlyArray<StoredMessage>): void {
+  function append(
+    threadId: string,
+    expectedSeq: number,
+    batch: ReadonlyArray<StoredMessage>,
+    key: string | undefined,
+  ): void {
     checkAppendBatch(threadId, expectedSeq, batch);
     const thread = threadOf(threadId) ?? {
       entries: [],
+      chain: [],
+      chainedTokens: [],
       seqById: new Map<string, number>(),
       index: new SearchIndex(),
       indexed: 0,
@@ -51,15 +80,26 @@ export function createMemoryLogStore(): LogStore {
     for (const { message } of batch) {
       if (thread.seqById.has(message.id)) throw duplicateIdError(threadId, message.id);
     }
-    for (const entry of batch) {
-      // Frozen copies: a caller editing its objects after the append must not change the log.
-      const frozen = Object.freeze({
+    // Frozen copies: a caller editing its objects after the append must not change the log.
+    const frozen = batch.map((entry) =>
+      Object.freeze({
         message: deepFreeze(Object.isFrozen(entry.message) ? entry.message : structuredClone(entry.message)),
         tokens: Object.freeze({ ...entry.tokens }),
-      });
-      thread.seqById.set(frozen.message.id, thread.entries.length);
-      thread.entries.push(frozen);
-    }
+      }),
+    );
+    const links = frozen.map((e) => ({
+      seq: e.message.seq,
+      body: JSON.stringify(e.message),
+      tokens: chainedTokens(e.tokens),
+    }));
+    const previous = thread.chain.at(-1) ?? logGenesis(threadId, key);
+    const hashes = chainLogRows(previous, links, key);
+    frozen.forEach((entry, i) => {
+      thread.seqById.set(entry.message.id, thread.entries.length);
+      thread.entries.push(entry);
+      thread.chain.push(hashes[i]!);
+      thread.chainedTokens.push(links[i]!.tokens);
+    });
     if (batch.length > 0) threads.set(threadId, thread);
   }
 
@@ -112,9 +152,35 @@ export function createMemoryLogStore(): LogStore {
     }
   }
 
+  function chainRows(threadId: string, toSeq: number): ReadonlyArray<LogChainRow> {
+    checkReadArguments(threadId, 0, toSeq);
+    const thread = threadOf(threadId);
+    if (thread === undefined) return Object.freeze([]);
+    return Object.freeze(
+      thread.entries.slice(0, toSeq).map((entry, seq) => ({
+        seq,
+        messageId: entry.message.id,
+        body: JSON.stringify(entry.message),
+        tokens: entry.tokens,
+        appendedTokens: JSON.parse(thread.chainedTokens[seq] ?? "null") as unknown,
+        chainHash: thread.chain[seq] ?? null,
+      })),
+    );
+  }
+
   return Object.freeze({
-    append: async (threadId: string, expectedSeq: number, batch: ReadonlyArray<StoredMessage>) =>
-      append(threadId, expectedSeq, batch),
+    [MEMORY_ROWS]: (threadId: string): MemoryLogRows | undefined => threadOf(threadId),
+    append: async (
+      threadId: string,
+      expectedSeq: number,
+      batch: ReadonlyArray<StoredMessage>,
+      options?: LedgerWriteOptions,
+    ) => append(threadId, expectedSeq, batch, options?.ledgerKey),
+    chainHead: async (threadId: string, seq: number) => {
+      checkReadArguments(threadId, seq, undefined);
+      return seq === 0 ? undefined : threadOf(threadId)?.chain[seq - 1];
+    },
+    chainRows: async (threadId: string, toSeq: number) => chainRows(threadId, toSeq),
     length: async (threadId: string) => {
       checkThreadId(threadId);
       return threadOf(threadId)?.entries.length ?? 0;

@@ -1,6 +1,6 @@
-import type { SeqRange, StoredMessage } from "../log-store.js";
+import type { SeqRange } from "../log-store.js";
 import { statement } from "../sql/sql-dialect.js";
-import type { LogSql } from "../sql/sql-log-store.js";
+import type { ChainedMessageRow, LogSql } from "../sql/sql-log-store.js";
 import type { SearchDoc, SearchSql } from "../sql/sql-search-catchup.js";
 import type { ThreadSql } from "../sql/sql-threads.js";
 
@@ -96,17 +96,20 @@ export function postgresSearchSql(s: string): SearchSql {
  * ranges are read in one statement.
  */
 export function postgresLogSql(s: string): LogSql {
-  const insertChunk = (threadId: string, chunk: ReadonlyArray<StoredMessage>) =>
+  const insertChunk = (threadId: string, chunk: ReadonlyArray<ChainedMessageRow>) =>
     statement(
-      `INSERT INTO ${s}.messages (thread_id, seq, message_id, body, tokens)
-       SELECT $1, u.seq, u.id, u.body, u.tokens::jsonb
-       FROM unnest($2::int[], $3::text[], $4::text[], $5::text[]) AS u(seq, id, body, tokens)`,
+      `INSERT INTO ${s}.messages (thread_id, seq, message_id, body, tokens, chained_tokens, chain_hash)
+       SELECT $1, u.seq, u.id, u.body, u.tokens::jsonb, u.chained, u.chain
+       FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+         AS u(seq, id, body, tokens, chained, chain)`,
       [
         threadId,
-        chunk.map((e) => e.message.seq),
-        chunk.map((e) => e.message.id),
-        chunk.map((e) => JSON.stringify(e.message)),
-        chunk.map((e) => JSON.stringify(e.tokens)),
+        chunk.map((r) => r.seq),
+        chunk.map((r) => r.id),
+        chunk.map((r) => r.body),
+        chunk.map((r) => r.tokens),
+        chunk.map((r) => r.chainedTokens),
+        chunk.map((r) => r.chainHash),
       ],
     );
   const rangesStatement = (threadId: string, ranges: ReadonlyArray<SeqRange>) => {
@@ -131,7 +134,23 @@ export function postgresLogSql(s: string): LogSql {
   return Object.freeze({
     threads: postgresThreadSql(s),
     searchIndex: postgresSearchSql(s),
-    insert: (threadId: string, batch: ReadonlyArray<StoredMessage>) => {
+    chainHead: (threadId: string, seq: number) =>
+      statement(`SELECT chain_hash FROM ${s}.messages WHERE thread_id = $1 AND seq = $2`, [
+        threadId,
+        clamp(seq),
+      ]),
+    chainRows: (threadId: string, toSeq: number) =>
+      statement(
+        `SELECT seq, message_id, body, tokens, chained_tokens, chain_hash FROM ${s}.messages
+         WHERE thread_id = $1 AND seq < $2 ORDER BY seq`,
+        [threadId, clamp(toSeq)],
+      ),
+    setChain: (threadId: string, seq: number, chainHash: string, tokens: string) =>
+      statement(
+        `UPDATE ${s}.messages SET chain_hash = $3, chained_tokens = $4 WHERE thread_id = $1 AND seq = $2`,
+        [threadId, seq, chainHash, tokens],
+      ),
+    insert: (threadId: string, batch: ReadonlyArray<ChainedMessageRow>) => {
       const out = [];
       for (let i = 0; i < batch.length; i += CHUNK)
         out.push(insertChunk(threadId, batch.slice(i, i + CHUNK)));

@@ -1,5 +1,5 @@
 import { statement } from "../sql/sql-dialect.js";
-import type { PlanSql } from "../sql/sql-plan-store.js";
+import type { ChainedPlanRow, PlanSql } from "../sql/sql-plan-store.js";
 import { postgresThreadSql } from "./postgres-log-sql.js";
 
 // version is an integer column; a larger requested version is clamped (and then not found).
@@ -22,18 +22,37 @@ function chainSql(s: string, target: string): string {
     ORDER BY p.version`;
 }
 
-/** PostgreSQL's statements on `plans` in schema `s` (quoted); `committed_at` takes the server's clock. */
+/**
+ * PostgreSQL's statements on `plans` in schema `s` (quoted); `committed_at` is written by the store with
+ * millisecond precision, so reading it back as a date gives the ISO text the chain covers.
+ */
 export function postgresPlanSql(s: string): PlanSql {
   const chain = chainSql(s, "$2::integer");
   const latestChain = chainSql(s, `(SELECT plan_version FROM ${s}.threads WHERE thread_id = $1)`);
   return Object.freeze({
     threads: postgresThreadSql(s),
-    insert: (threadId: string, version: number, kind: string, body: string) =>
-      statement(`INSERT INTO ${s}.plans (thread_id, version, kind, body) VALUES ($1, $2, $3, $4)`, [
+    insert: (threadId: string, r: ChainedPlanRow) =>
+      statement(
+        `INSERT INTO ${s}.plans (thread_id, version, kind, body, committed_at, chain_hash)
+         VALUES ($1, $2, $3, $4, $5::timestamptz, $6)`,
+        [threadId, r.version, r.kind, r.body, r.committedAt, r.chainHash],
+      ),
+    chainHead: (threadId: string, version: number) =>
+      statement(`SELECT chain_hash FROM ${s}.plans WHERE thread_id = $1 AND version = $2`, [
+        threadId,
+        clamp(version),
+      ]),
+    chainRows: (threadId: string, toVersion: number) =>
+      statement(
+        `SELECT version, kind, body, committed_at, chain_hash FROM ${s}.plans
+         WHERE thread_id = $1 AND version <= $2 ORDER BY version`,
+        [threadId, clamp(toVersion)],
+      ),
+    setChain: (threadId: string, version: number, chainHash: string) =>
+      statement(`UPDATE ${s}.plans SET chain_hash = $3 WHERE thread_id = $1 AND version = $2`, [
         threadId,
         version,
-        kind,
-        body,
+        chainHash,
       ]),
     chain: (threadId: string, version: number) => statement(chain, [threadId, clamp(version)]),
     latestChain: (threadId: string) => statement(latestChain, [threadId]),

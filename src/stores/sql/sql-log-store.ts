@@ -1,3 +1,11 @@
+import {
+  chainedTokens,
+  chainLogRows,
+  type LedgerWriteOptions,
+  logGenesis,
+  logLink,
+} from "../../ledger/ledger-chain.js";
+import type { LogChainRow } from "../../ledger/verify-chain.js";
 import { checkSearchArguments } from "../log-search.js";
 import {
   checkAppendBatch,
@@ -38,7 +46,16 @@ export interface LogSql {
   /** The search index's statements and its progress mark per thread. */
   readonly searchIndex: SearchSql;
   /** Inserts a batch (already checked, seqs continuing the thread) in as many statements as the dialect likes. */
-  insert(threadId: string, batch: ReadonlyArray<StoredMessage>): ReadonlyArray<SqlStatement>;
+  insert(threadId: string, batch: ReadonlyArray<ChainedMessageRow>): ReadonlyArray<SqlStatement>;
+  /** The `chain_hash` of the row at `seq` (no row for an unknown seq; NULL for a row not chained yet). */
+  chainHead(threadId: string, seq: number): SqlStatement;
+  /**
+   * Rows with seq below `toSeq` in seq order, carrying `seq`, `message_id`, `body` (text), `tokens` (JSON, text
+   * or parsed), `chained_tokens` and `chain_hash` (NULL before the chain).
+   */
+  chainRows(threadId: string, toSeq: number): SqlStatement;
+  /** Sets the chain hash and chained counts of a row written before the chain (its backfill). */
+  setChain(threadId: string, seq: number, chainHash: string, tokens: string): SqlStatement;
   /**
    * The thread's messages holding any of `terms` (words as `searchWords` makes them), best first and the later
    * message first among equals, at most `limit`, only among `seqs` when given (never empty): rows carry `seq`,
@@ -56,6 +73,17 @@ export interface LogSql {
   seqsOf(threadId: string, ids: ReadonlyArray<string>): SqlStatement;
   /** Merges token counts (JSON) into those of the message at `seq`; changes no row for an unknown seq. */
   patchTokens(threadId: string, seq: number, tokens: string): SqlStatement;
+}
+
+/** A row as an append writes it: the message JSON, its counts (JSON and canonical JSON) and its chain hash. */
+export interface ChainedMessageRow {
+  readonly seq: number;
+  readonly id: string;
+  readonly body: string;
+  readonly tokens: string;
+  /** Canonical JSON of the counts, as the chain covers them. */
+  readonly chainedTokens: string;
+  readonly chainHash: string;
 }
 
 /**
@@ -82,6 +110,7 @@ export function createSqlLogStore(dialect: SqlDialect, sql: LogSql): LogStore {
     threadId: string,
     expectedSeq: number,
     batch: ReadonlyArray<StoredMessage>,
+    key: string | undefined,
   ): SqlWork<void> {
     const { logLength } = yield* lockThread(dialect, sql.threads, threadId);
     if (logLength !== expectedSeq) throw logConflict(threadId, expectedSeq, logLength);
@@ -89,13 +118,69 @@ export function createSqlLogStore(dialect: SqlDialect, sql: LogSql): LogStore {
     const taken = seqsFromRows(yield* all(sql.seqsOf(threadId, ids)));
     const first = batch.find((e) => taken.has(e.message.id));
     if (first !== undefined) throw duplicateIdError(threadId, first.message.id);
-    yield* runAll(sql.insert(threadId, batch));
-    if (batch.length > 0) yield* run(sql.threads.setLogLength(threadId, expectedSeq + batch.length));
+    if (batch.length === 0) return;
+    // The chain grows from the head before the batch, read once (a primary-key lookup) in this transaction.
+    const previous = yield* headBefore(threadId, expectedSeq, key);
+    const rows = batch.map(({ message, tokens }) => ({
+      seq: message.seq,
+      id: message.id,
+      body: JSON.stringify(message),
+      tokens: JSON.stringify(tokens),
+      chainedTokens: chainedTokens(tokens),
+    }));
+    const links = rows.map((r) => ({ seq: r.seq, body: r.body, tokens: r.chainedTokens }));
+    const hashes = chainLogRows(previous, links, key);
+    yield* runAll(
+      sql.insert(
+        threadId,
+        rows.map((row, i) => ({ ...row, chainHash: hashes[i]! })),
+      ),
+    );
+    yield* run(sql.threads.setLogLength(threadId, expectedSeq + batch.length));
   }
 
-  async function append(threadId: string, expectedSeq: number, batch: ReadonlyArray<StoredMessage>) {
+  /**
+   * The chain head after `seq` rows. Rows written before the chain have no hash: the first append after the
+   * migration chains them (once, in its transaction), so every later append reads one row.
+   */
+  function* headBefore(threadId: string, seq: number, key: string | undefined): SqlWork<string> {
+    if (seq === 0) return logGenesis(threadId, key);
+    const [row] = yield* all(sql.chainHead(threadId, seq - 1));
+    const stored = column(row, "chain_hash");
+    if (typeof stored === "string") return stored;
+    let head = logGenesis(threadId, key);
+    for (const r of yield* all(sql.chainRows(threadId, seq))) {
+      const chained = chainRowOf(r);
+      const tokens = chainedTokens(chained.appendedTokens ?? chained.tokens);
+      const hash = chained.chainHash ?? logLink(head, { seq: chained.seq, body: chained.body, tokens }, key);
+      if (chained.chainHash === null) yield* run(sql.setChain(threadId, chained.seq, hash, tokens));
+      head = hash;
+    }
+    return head;
+  }
+
+  const parseJson = (value: unknown): unknown => (typeof value === "string" ? JSON.parse(value) : value);
+  const chainRowOf = (row: unknown): LogChainRow => {
+    const appended = column(row, "chained_tokens");
+    const hash = column(row, "chain_hash");
+    return {
+      seq: dialect.int(row, "seq"),
+      messageId: String(column(row, "message_id")),
+      body: String(column(row, "body")),
+      tokens: parseJson(column(row, "tokens")),
+      appendedTokens: appended == null ? null : parseJson(appended),
+      chainHash: typeof hash === "string" ? hash : null,
+    };
+  };
+
+  async function append(
+    threadId: string,
+    expectedSeq: number,
+    batch: ReadonlyArray<StoredMessage>,
+    options?: LedgerWriteOptions,
+  ) {
     checkAppendBatch(threadId, expectedSeq, batch);
-    await dialect.transaction(() => insert(threadId, expectedSeq, batch));
+    await dialect.transaction(() => insert(threadId, expectedSeq, batch, options?.ledgerKey));
   }
 
   /**
@@ -152,8 +237,25 @@ export function createSqlLogStore(dialect: SqlDialect, sql: LogSql): LogStore {
   }
 
   return Object.freeze({
-    append: (threadId: string, expectedSeq: number, batch: ReadonlyArray<StoredMessage>) =>
-      op("append", threadId, () => append(threadId, expectedSeq, batch)),
+    append: (
+      threadId: string,
+      expectedSeq: number,
+      batch: ReadonlyArray<StoredMessage>,
+      options?: LedgerWriteOptions,
+    ) => op("append", threadId, () => append(threadId, expectedSeq, batch, options)),
+    chainHead: (threadId: string, seq: number) =>
+      op("chainHead", threadId, async () => {
+        checkReadArguments(threadId, seq, undefined);
+        if (seq === 0) return undefined;
+        const [row] = await dialect.all(sql.chainHead(threadId, seq - 1));
+        const stored = column(row, "chain_hash");
+        return typeof stored === "string" ? stored : undefined;
+      }),
+    chainRows: (threadId: string, toSeq: number) =>
+      op("chainRows", threadId, async () => {
+        checkReadArguments(threadId, 0, toSeq);
+        return Object.freeze((await dialect.all(sql.chainRows(threadId, toSeq))).map(chainRowOf));
+      }),
     length: (threadId: string) =>
       op("length", threadId, async () => {
         checkThreadId(threadId);

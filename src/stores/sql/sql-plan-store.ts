@@ -1,3 +1,5 @@
+import { planGenesis, planLink } from "../../ledger/ledger-chain.js";
+import type { PlanChainRow } from "../../ledger/verify-chain.js";
 import { type CompactionPlan, emptyPlan } from "../../plan/compaction-plan.js";
 import { checkThreadId, type LogStore } from "../log-store.js";
 import { KnownPlans, type PlanRow, prepareCommit } from "../plan-deltas.js";
@@ -9,14 +11,32 @@ import {
   planConflict,
   planNotFound,
 } from "../plan-store.js";
-import { column, isNull, run, type SqlDialect, type SqlStatement, storeOperations } from "./sql-dialect.js";
+import {
+  all,
+  column,
+  isNull,
+  run,
+  type SqlDialect,
+  type SqlStatement,
+  type SqlWork,
+  storeOperations,
+} from "./sql-dialect.js";
 import { lockThread, type ThreadSql, threadVersions } from "./sql-threads.js";
 
 /** A dialect's statements on the `plans` table; chain rows carry `version`, `kind` and `body`. */
 export interface PlanSql {
   readonly threads: ThreadSql;
-  /** Inserts a version as `full` or `delta` with its body (canonical JSON). */
-  insert(threadId: string, version: number, kind: string, body: string): SqlStatement;
+  /** Inserts a version as `full` or `delta` with its body (canonical JSON), commit time and chain hash. */
+  insert(threadId: string, row: ChainedPlanRow): SqlStatement;
+  /** The `chain_hash` of a version (no row for an unknown version; NULL for a version not chained yet). */
+  chainHead(threadId: string, version: number): SqlStatement;
+  /**
+   * Versions 1 to `toVersion` ascending, carrying `version`, `kind`, `body`, `committed_at` (ISO text or a
+   * date) and `chain_hash`.
+   */
+  chainRows(threadId: string, toVersion: number): SqlStatement;
+  /** Sets the chain hash of a version written before the chain (its backfill). */
+  setChain(threadId: string, version: number, chainHash: string): SqlStatement;
   /** The rows rebuilding `version`: the newest full row at or below it, then every delta after it. */
   chain(threadId: string, version: number): SqlStatement;
   /**
@@ -31,6 +51,21 @@ export interface PlanSql {
    * or below `version` (`snapshot`, NULL or 0 for none), read without plan bodies.
    */
   adoption(threadId: string, version: number): SqlStatement;
+}
+
+/** A plan version as a commit writes it. */
+export interface ChainedPlanRow {
+  readonly version: number;
+  readonly kind: string;
+  readonly body: string;
+  /** ISO time, written by the store (not the database's clock) so the chain covers exactly what is stored. */
+  readonly committedAt: string;
+  readonly chainHash: string;
+}
+
+/** A `committed_at` column as the chain covers it: ISO text (a date from the driver is written back as ISO). */
+export function committedAtText(value: unknown): string {
+  return value instanceof Date ? value.toISOString() : String(value);
 }
 
 /**
@@ -62,14 +97,52 @@ export function createSqlPlanStore(dialect: SqlDialect, sql: PlanSql, logs: LogS
   ): Promise<void> {
     const prepared = prepareCommit(known, plan, expectedVersion);
     await checkPlanAgainstLog(logs, plan, prepared.base, options);
+    const key = options?.ledgerKey;
     await dialect.transaction(function* () {
       const { planVersion } = yield* lockThread(dialect, sql.threads, plan.threadId);
       if (planVersion !== expectedVersion) throw planConflict(plan.threadId, expectedVersion, planVersion);
-      yield* run(sql.insert(plan.threadId, plan.version, prepared.kind, prepared.body));
+      const previous = yield* headAt(plan.threadId, expectedVersion, key);
+      const content = {
+        version: plan.version,
+        kind: prepared.kind,
+        body: prepared.body,
+        committedAt: new Date().toISOString(),
+      };
+      yield* run(sql.insert(plan.threadId, { ...content, chainHash: planLink(previous, content, key) }));
       yield* run(sql.threads.setPlanVersion(plan.threadId, plan.version));
     });
     if (prepared.known !== undefined) known.offer(prepared.known);
   }
+
+  /**
+   * The plan chain's head at `version`, read once in the commit's transaction. Versions written before the chain
+   * have no hash: the thread's first commit after the migration chains them.
+   */
+  function* headAt(threadId: string, version: number, key: string | undefined): SqlWork<string> {
+    if (version === 0) return planGenesis(threadId, key);
+    const [row] = yield* all(sql.chainHead(threadId, version));
+    const stored = column(row, "chain_hash");
+    if (typeof stored === "string") return stored;
+    let head = planGenesis(threadId, key);
+    for (const r of yield* all(sql.chainRows(threadId, version))) {
+      const chained = planRowOf(r);
+      const hash = chained.chainHash ?? planLink(head, chained, key);
+      if (chained.chainHash === null) yield* run(sql.setChain(threadId, chained.version, hash));
+      head = hash;
+    }
+    return head;
+  }
+
+  const planRowOf = (row: unknown): PlanChainRow => {
+    const hash = column(row, "chain_hash");
+    return {
+      version: dialect.int(row, "version"),
+      kind: String(column(row, "kind")),
+      body: String(column(row, "body")),
+      committedAt: committedAtText(column(row, "committed_at")),
+      chainHash: typeof hash === "string" ? hash : null,
+    };
+  };
 
   async function get(threadId: string, version: number): Promise<CompactionPlan> {
     checkVersionArguments(threadId, version);
@@ -113,6 +186,20 @@ export function createSqlPlanStore(dialect: SqlDialect, sql: PlanSql, logs: LogS
         checkThreadId(threadId);
         const rows = await dialect.all(sql.versions(threadId));
         return Object.freeze(rows.map((row) => dialect.int(row, "version")));
+      }),
+    chainHead: (threadId: string, version: number) =>
+      op("chainHead", threadId, async () => {
+        checkVersionArguments(threadId, version);
+        if (version === 0) return undefined;
+        const [row] = await dialect.all(sql.chainHead(threadId, version));
+        const stored = column(row, "chain_hash");
+        return typeof stored === "string" ? stored : undefined;
+      }),
+    chainRows: (threadId: string, toVersion: number) =>
+      op("chainRows", threadId, async () => {
+        checkVersionArguments(threadId, toVersion);
+        if (toVersion === 0) return Object.freeze([]);
+        return Object.freeze((await dialect.all(sql.chainRows(threadId, toVersion))).map(planRowOf));
       }),
     latestVersion: (threadId: string) =>
       op("latestVersion", threadId, async () => {

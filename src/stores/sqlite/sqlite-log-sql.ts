@@ -1,6 +1,5 @@
-import type { StoredMessage } from "../log-store.js";
 import { statement } from "../sql/sql-dialect.js";
-import type { LogSql } from "../sql/sql-log-store.js";
+import type { ChainedMessageRow, LogSql } from "../sql/sql-log-store.js";
 import type { SearchDoc, SearchSql } from "../sql/sql-search-catchup.js";
 import type { ThreadSql } from "../sql/sql-threads.js";
 
@@ -29,7 +28,8 @@ export const sqliteThreadSql: ThreadSql = Object.freeze({
   withMessages: () => statement("SELECT thread_id FROM threads WHERE log_length > 0"),
 });
 
-const INSERT = "INSERT INTO messages (thread_id, seq, message_id, body, tokens) VALUES (?, ?, ?, ?, ?)";
+const INSERT = `INSERT INTO messages (thread_id, seq, message_id, body, tokens, chained_tokens, chain_hash)
+  VALUES (?, ?, ?, ?, ?, ?, ?)`;
 const RANGE = "SELECT body, tokens FROM messages WHERE thread_id = ? AND seq >= ? AND seq < ? ORDER BY seq";
 const INDEX_DOC = "INSERT INTO message_search_docs (thread_id, seq) VALUES (?, ?)";
 const INDEX_TEXT = `INSERT INTO message_search (rowid, words)
@@ -100,10 +100,25 @@ export const sqliteSearchSql: SearchSql = Object.freeze({
 export const sqliteLogSql: LogSql = Object.freeze({
   threads: sqliteThreadSql,
   searchIndex: sqliteSearchSql,
-  insert: (threadId: string, batch: ReadonlyArray<StoredMessage>) =>
-    batch.map(({ message, tokens }) =>
-      statement(INSERT, [threadId, message.seq, message.id, JSON.stringify(message), JSON.stringify(tokens)]),
+  insert: (threadId: string, batch: ReadonlyArray<ChainedMessageRow>) =>
+    batch.map((r) =>
+      statement(INSERT, [threadId, r.seq, r.id, r.body, r.tokens, r.chainedTokens, r.chainHash]),
     ),
+  chainHead: (threadId: string, seq: number) =>
+    statement("SELECT chain_hash FROM messages WHERE thread_id = ? AND seq = ?", [threadId, seq]),
+  chainRows: (threadId: string, toSeq: number) =>
+    statement(
+      `SELECT seq, message_id, body, tokens, chained_tokens, chain_hash FROM messages
+       WHERE thread_id = ? AND seq < ? ORDER BY seq`,
+      [threadId, toSeq],
+    ),
+  setChain: (threadId: string, seq: number, chainHash: string, tokens: string) =>
+    statement("UPDATE messages SET chain_hash = ?, chained_tokens = ? WHERE thread_id = ? AND seq = ?", [
+      chainHash,
+      tokens,
+      threadId,
+      seq,
+    ]),
   ranges: (threadId: string, ranges: ReadonlyArray<{ from: number; to: number }>) =>
     ranges.map((r) => statement(RANGE, [threadId, r.from, r.to])),
   seqsOf: (threadId: string, ids: ReadonlyArray<string>) =>

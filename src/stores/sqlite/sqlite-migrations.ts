@@ -119,6 +119,19 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<SqliteMigration> = Object.freeze([
       ) WITHOUT ROWID;
     `,
   },
+  {
+    // The tamper-evident ledger (docs/decisions/0018): each message row and plan version carries its link in its
+    // thread's hash chain, and a message the counts it was appended (and chained) with, apart from the counts
+    // merged in later. Rows written before stay NULL here: the thread's first append (or commit) after this
+    // migration chains them, in its own transaction and with its ledger key, which SQL cannot know.
+    version: 6,
+    name: "ledger chain",
+    sql: `
+      ALTER TABLE messages ADD COLUMN chain_hash TEXT;
+      ALTER TABLE messages ADD COLUMN chained_tokens TEXT;
+      ALTER TABLE plans ADD COLUMN chain_hash TEXT;
+    `,
+  },
 ]);
 
 /**

@@ -1,5 +1,5 @@
 import { statement } from "../sql/sql-dialect.js";
-import type { PlanSql } from "../sql/sql-plan-store.js";
+import type { ChainedPlanRow, PlanSql } from "../sql/sql-plan-store.js";
 import { sqliteThreadSql } from "./sqlite-log-sql.js";
 
 // The newest full version at or below ? of thread ?, found in the partial index of snapshots without reading
@@ -13,16 +13,27 @@ const CHAIN = `SELECT version, kind, body FROM plans
   WHERE thread_id = ? AND version <= ? AND version >= coalesce((${SNAPSHOT}), 0)
   ORDER BY version`;
 
-/** SQLite's statements on `plans`; `committed_at` is written as ISO text. */
+/** SQLite's statements on `plans`; `committed_at` is ISO text, written by the store. */
 export const sqlitePlanSql: PlanSql = Object.freeze({
   threads: sqliteThreadSql,
-  insert: (threadId: string, version: number, kind: string, body: string) =>
-    statement("INSERT INTO plans (thread_id, version, kind, body, committed_at) VALUES (?, ?, ?, ?, ?)", [
+  insert: (threadId: string, r: ChainedPlanRow) =>
+    statement(
+      "INSERT INTO plans (thread_id, version, kind, body, committed_at, chain_hash) VALUES (?, ?, ?, ?, ?, ?)",
+      [threadId, r.version, r.kind, r.body, r.committedAt, r.chainHash],
+    ),
+  chainHead: (threadId: string, version: number) =>
+    statement("SELECT chain_hash FROM plans WHERE thread_id = ? AND version = ?", [threadId, version]),
+  chainRows: (threadId: string, toVersion: number) =>
+    statement(
+      `SELECT version, kind, body, committed_at, chain_hash FROM plans
+       WHERE thread_id = ? AND version <= ? ORDER BY version`,
+      [threadId, toVersion],
+    ),
+  setChain: (threadId: string, version: number, chainHash: string) =>
+    statement("UPDATE plans SET chain_hash = ? WHERE thread_id = ? AND version = ?", [
+      chainHash,
       threadId,
       version,
-      kind,
-      body,
-      new Date().toISOString(),
     ]),
   chain: (threadId: string, version: number) => statement(CHAIN, [threadId, version, threadId, version]),
   versions: (threadId: string) =>
