@@ -84,6 +84,50 @@ describe("startOn: user (property)", () => {
     );
   });
 
+  it("a window keeps the turn of a call still pending whole, so the answer later keeps its question", async () => {
+    // A user message arrives while the turn's calls are pending; the results come after it. A cut made then
+    // must not drop the question of the calls' turn: the window does not see the pending group, and once
+    // answered it would stay without its question.
+    const batches = [
+      [{ id: "m0", role: "user", parts: [{ type: "text", text: "massa euismod" }] }],
+      [{ id: "m1", role: "user", parts: [{ type: "text", text: " " }] }],
+      [{ id: "m2", role: "assistant", parts: [{ type: "text", text: "" }] }],
+      [{ id: "m3", role: "system", parts: [{ type: "text", text: "augue" }] }],
+      [
+        {
+          id: "m4",
+          role: "assistant",
+          parts: [
+            { type: "tool_call", callId: "k1", name: "search", args: '{"q":"mi"}' },
+            { type: "tool_call", callId: "k2", name: "search", args: '{"q":""}' },
+          ],
+        },
+      ],
+      [{ id: "m5", role: "system", parts: [{ type: "text", text: "x".repeat(1000) }] }],
+      [{ id: "m6", role: "user", parts: [{ type: "text", text: "" }], meta: { pinned: true } }],
+      [{ id: "m7", role: "tool", parts: [{ type: "tool_result", callId: "k1", content: "consequat" }] }],
+      [{ id: "m8", role: "tool", parts: [{ type: "tool_result", callId: "k2", content: "" }] }],
+    ] as const;
+    const pipeline = createPipeline({
+      strategies: [createSlidingWindow({ keepGroups: 1, startOn: "user" })],
+      fallback: createHardFallback({ startOn: "user" }),
+    });
+    const budget = createTokenBudget({ contextWindow: 314, reserveOutput: 0, safetyMargin: 0 });
+    let log = ThreadLog.empty("t");
+    let plan = emptyPlan("t");
+    let sent: string[] = [];
+    for (const batch of batches) {
+      log = log.append(batch);
+      const out = await pipeline.run({ log, plan, counter, budget });
+      expect(out.ok).toBe(true);
+      if (!out.ok) return;
+      plan = out.plan;
+      expect(orphanedAnswers(log, out.prompt)).toEqual([]);
+      sent = out.prompt.messages.flatMap((m) => [...m.provenance.sourceIds]);
+    }
+    expect(sent).toEqual(expect.arrayContaining(["m1", "m4", "m7", "m8"]));
+  });
+
   it("without it, a cut can keep an answer whose question went (what the option is for)", async () => {
     const log = ThreadLog.from("t", [
       { id: "u1", role: "user", parts: [{ type: "text", text: "first question ".repeat(20) }] },

@@ -5,6 +5,7 @@
  */
 import type { Group } from "../log/groups.js";
 import type { LogView } from "../log/log-view.js";
+import { turnIndexOf } from "../log/turns.js";
 import { resolveForLog } from "../plan/resolve-for-log.js";
 import { NO_PROPOSAL, type Proposal, type Strategy, type StrategyContext } from "./strategy.js";
 import {
@@ -56,13 +57,38 @@ function proposeCut(ctx: StrategyContext, spec: WindowSpec): Proposal {
   const window = windowedGroups(ctx.log, resolution, spec.scope, ctx.taskSeq ?? -1);
   const cut = spec.cut(window, ctx.log);
   if (cut === undefined || cut.dropped.length === 0) return NO_PROPOSAL;
-  const dropped = spec.startOn === "user" ? toTurnStart(ctx.log, window, cut.dropped) : cut.dropped;
-  const more = dropped.length - cut.dropped.length;
-  const reason =
-    more === 0
-      ? cut.reason
-      : `${cut.reason}; ${more} more group(s) so the kept history starts at a user message`;
+  if (spec.startOn !== "user") {
+    return { actions: [dropGroupsAction(ctx.log, cut.dropped, spec.name, cut.recordReason, cut.reason)] };
+  }
+  const extended = toTurnStart(ctx.log, window, cut.dropped);
+  const held = turnsHeldByPendingCalls(ctx.log);
+  const dropped =
+    held.size === 0 ? extended : extended.filter((g) => !held.has(turnIndexOf(ctx.log.turns, g.seqs[0]!)));
+  if (dropped.length === 0) return NO_PROPOSAL;
+  const more = extended.length - cut.dropped.length;
+  const kept = extended.length - dropped.length;
+  const reason = [
+    cut.reason,
+    ...(more === 0 ? [] : [`${more} more group(s) so the kept history starts at a user message`]),
+    ...(kept === 0 ? [] : [`${kept} group(s) kept with the turn of a call still pending`]),
+  ].join("; ");
   return { actions: [dropGroupsAction(ctx.log, dropped, spec.name, cut.recordReason, reason)] };
+}
+
+/**
+ * The turns (before the newest) where a pending call begins. A window never sees a pending group, so a cut could
+ * drop the question of its turn and keep the call; once the call is answered, the answer would be kept without
+ * its question. Such a turn stays whole, as the hard fallback keeps it.
+ */
+function turnsHeldByPendingCalls(log: LogView): Set<number> {
+  const held = new Set<number>();
+  const newest = log.turns.length - 1;
+  for (const call of log.pendingCalls.values()) {
+    const group = log.groupAt(log.groupIndexOf(call.seq));
+    const turn = turnIndexOf(log.turns, group.seqs[0]!);
+    if (turn >= 0 && turn < newest) held.add(turn);
+  }
+  return held;
 }
 
 /**
