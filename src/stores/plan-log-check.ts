@@ -307,11 +307,15 @@ function groupsOf(stretch: Stretch, logLength: number): StretchGroup[] {
  * in doubling steps on the side where one of their groups may go on, until none may (or the log's edge is met).
  */
 async function touchedGroups(window: LogWindow, touched: ReadonlySet<number>): Promise<Group[]> {
+  const sorted = [...touched].sort((a, b) => a - b);
   for (let step = FIRST_WINDOW; ; step *= 2) {
     const groups: Group[] = [];
     const wider: SeqRange[] = [];
+    let next = 0;
     for (const range of window.stretches()) {
-      if (![...touched].some((seq) => seq >= range.from && seq < range.to)) continue;
+      // Stretches and touched seqs both ascend: skip the seqs before this stretch, then see whether one is in it.
+      while (next < sorted.length && sorted[next]! < range.from) next++;
+      if (next === sorted.length || sorted[next]! >= range.to) continue;
       const stretch = new Stretch(range.from, range.to, window.messages);
       for (const found of groupsOf(stretch, window.length)) {
         if (!found.group.seqs.some((seq) => touched.has(seq))) continue;
