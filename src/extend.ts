@@ -2,6 +2,8 @@
 // They expose how the library works inside (resolution tables, salience scoring, hashes, checkpoint records),
 // so they may change between minor versions more readily than the main entry point's API.
 
+// One-at-a-time work per thread within a process, as the engine queues its own operations (the wings queue theirs).
+export { ThreadLocks } from "./engine/engine-core.js";
 // Loading optional peer dependencies, for wings of your own (a missing one fails with MissingDependencyError).
 export { importPeer, isMissingPackage, requirePeer } from "./errors/optional-peer.js";
 export { canonicalJson, hashMessageContent, sha256Hex } from "./log/canonical-json.js";

@@ -152,6 +152,37 @@ describe("createOtelListener", () => {
     expect(await metric("context_ledger.strategy.duration")).toBeDefined();
   });
 
+  it("counts conflict retries by operation (context_ledger.conflict_retries)", async () => {
+    const { listener, metric } = telemetry();
+    const stores = createMemoryStores();
+    const other = createContextEngine({ stores, counter: simpleCounter(), budget: { contextWindow: 1_000 } });
+    // Another writer appends right before each of this engine's first two appends: two lost races, then a win.
+    let races = 2;
+    const raced = {
+      ...stores,
+      log: {
+        ...stores.log,
+        append: async (...args: Parameters<typeof stores.log.append>) => {
+          if (races-- > 0)
+            await other.append("t", [{ role: "user", parts: [{ type: "text", text: `theirs ${races}` }] }]);
+          return stores.log.append(...args);
+        },
+      },
+    };
+    const engine = createContextEngine({
+      stores: raced,
+      counter: simpleCounter(),
+      budget: { contextWindow: 1_000 },
+      events: listener,
+    });
+    await engine.append("t", [{ id: "mine", role: "user", parts: [{ type: "text", text: "hello" }] }]);
+    const retries = await metric("context_ledger.conflict_retries");
+    expect(retries?.descriptor.unit).toBe("{retry}");
+    expect(retries?.dataPoints.map((p) => [p.attributes["context_ledger.operation"], p.value])).toEqual([
+      ["append", 2],
+    ]);
+  });
+
   it("marks a failed turn as an error span", async () => {
     const { spans, listener } = telemetry();
     const engine = createContextEngine({

@@ -2,7 +2,8 @@
  * A reasoning-only assistant message right before the message holding the calls it led to (the shape streamed
  * Responses and the Microsoft Agent Framework produce) belongs to those calls' group: on random threads of that
  * shape, whatever the windows and the fallback keep, no rendered request holds the calls without their reasoning
- * (or the reasoning without its calls), and the Anthropic request passes the thinking rule with thinking enabled.
+ * (or the reasoning without its calls), and the Anthropic request passes the thinking rule with thinking enabled;
+ * with reasoning retention too, which leaves out the reasoning of turns before the one in progress.
  * Reasoning that arrives alone is pending until the next message: a plan made then stays valid when its calls
  * join it.
  */
@@ -16,6 +17,7 @@ import { emptyPlan, extendPlan } from "../src/plan/compaction-plan.js";
 import { validatePlan } from "../src/plan/validate-plan.js";
 import { toProviderRequest, validateProviderRequest } from "../src/render/provider-rules.js";
 import { createHardFallback } from "../src/strategies/hard-fallback.js";
+import { createReasoningRetention } from "../src/strategies/reasoning-retention.js";
 import { createRollingWindow } from "../src/strategies/rolling-window.js";
 import { createSlidingWindow } from "../src/strategies/sliding-window.js";
 import { createTruncation } from "../src/strategies/truncation.js";
@@ -91,9 +93,14 @@ describe("reasoning-only messages (property)", () => {
       fc.asyncProperty(
         fc.array(turnArb, { minLength: 1, maxLength: 4 }),
         fc.option(strategyArb, { nil: undefined }),
+        fc.boolean(),
         fc.integer({ min: 60, max: 900 }),
-        async (turns, strategy, tokens) => {
-          const strategies = strategy === undefined ? [] : [strategy];
+        async (turns, strategy, retention, tokens) => {
+          // Reasoning retention leaves out the reasoning of older turns on purpose (not of the turn in progress).
+          const strategies = [
+            ...(retention ? [createReasoningRetention({ keepTurns: 1 })] : []),
+            ...(strategy === undefined ? [] : [strategy]),
+          ];
           const pipeline = createPipeline({ strategies, fallback: createHardFallback() });
           const budget = createTokenBudget({ contextWindow: tokens, reserveOutput: 0, safetyMargin: 0 });
           let log = ThreadLog.empty("t");
@@ -103,22 +110,43 @@ describe("reasoning-only messages (property)", () => {
             const out = await pipeline.run({ log, plan, counter, budget });
             if (!out.ok || log.lastUserSeq < 0) continue;
             plan = out.plan;
-            const sent = new Set(out.prompt.messages.flatMap((m) => [...m.provenance.sourceIds]));
-            const shown = new Set(
+            // What the request really carries of each message: its own parts (a drop marker or a pending stub
+            // carries none of them), or a summary or pointer standing for it.
+            const verbatim = out.prompt.messages.filter(
+              (m) => m.provenance.kind === "original" || m.provenance.kind === "cleared",
+            );
+            const sentParts = verbatim.flatMap((m) => m.parts);
+            const condensed = new Set(
               out.prompt.messages.flatMap((m) =>
-                m.provenance.kind === "original" || m.provenance.kind === "cleared"
+                m.provenance.kind === "summary" || m.provenance.kind === "pointer"
                   ? [...m.provenance.sourceIds]
                   : [],
               ),
             );
+            const reasoningSent = (m: Message): boolean =>
+              m.parts.every((p) =>
+                sentParts.some(
+                  (q) => q.type === "reasoning" && p.type === "reasoning" && q.signature === p.signature,
+                ),
+              );
+            const callsSent = (m: Message): boolean =>
+              m.parts.every(
+                (p) =>
+                  p.type !== "tool_call" ||
+                  sentParts.some((q) => q.type === "tool_call" && q.callId === p.callId),
+              );
             for (const m of log.messages) {
               if (!isReasoningOnly(m)) continue;
               const next = log.at(m.seq + 1);
               if (next === undefined) continue;
               expect(log.groupIndexOf(next.seq)).toBe(log.groupIndexOf(m.seq));
-              // Shown verbatim together, or condensed or dropped together.
-              expect(shown.has(m.id), `${m.id} / ${next.id}`).toBe(shown.has(next.id));
-              expect(sent.has(m.id)).toBe(sent.has(next.id));
+              const why = `${m.id} / ${next.id}`;
+              // Reasoning is never sent without the calls it led to; the calls of the turn in progress (and of every
+              // turn, without reasoning retention) are never sent without their reasoning.
+              if (reasoningSent(m)) expect(callsSent(next), why).toBe(true);
+              if (!retention || m.seq > log.lastUserSeq) expect(reasoningSent(m), why).toBe(callsSent(next));
+              // Condensed together or not at all.
+              expect(condensed.has(m.id), why).toBe(condensed.has(next.id));
             }
             const request = {
               ...toProviderRequest("anthropic", out.prompt),

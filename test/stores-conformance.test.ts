@@ -10,6 +10,7 @@ import { idCases } from "./support/store-cases-ids.js";
 import { logCases } from "./support/store-cases-log.js";
 import { planCases } from "./support/store-cases-plan.js";
 import { planLogCases } from "./support/store-cases-plan-log.js";
+import { planLogPropertyCases } from "./support/store-cases-plan-log-property.js";
 import { processCases } from "./support/store-cases-processes.js";
 import { searchCases } from "./support/store-cases-search.js";
 
@@ -44,7 +45,10 @@ for (const backend of STORE_BACKENDS) {
     describe("log", () => logCases(opener, title));
     describe("log search", () => searchCases(backend, opener, title));
     describe("plans", () => planCases(opener, title));
-    describe("plans against the log", () => planLogCases(opener, title));
+    describe("plans against the log", () => {
+      planLogCases(opener, title);
+      planLogPropertyCases(opener, title);
+    });
     describe("ids", () => idCases(opener, title));
     describe("artifacts", () => artifactCases(opener, title));
     describe("summaries", () => summaryCases(backend, opener, title));

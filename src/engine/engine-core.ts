@@ -11,7 +11,14 @@ import type { SearchIndexer } from "./search-indexer.js";
 import type { StoredCounter } from "./stored-counter.js";
 import type { ThreadLoader } from "./thread-loader.js";
 
-/** Runs operations on one thread one at a time within this process (other processes are held off by versions). */
+/**
+ * Runs operations on one thread one at a time within this process (other processes are held off by versions).
+ * The engine queues its operations on one; the framework wings queue theirs on another (`extend` exports it).
+ *
+ * @example
+ * const locks = new ThreadLocks();
+ * await locks.run("t1", async () => engine.append("t1", messages));
+ */
 export class ThreadLocks {
   readonly #tails = new Map<string, Promise<unknown>>();
 

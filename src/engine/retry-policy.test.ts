@@ -38,6 +38,21 @@ function fakeEnvironment(random: () => number, workMs = 0) {
   return { env, sleeps, work: () => (clock += workMs), at: () => clock };
 }
 
+/**
+ * How many attempts `retryOnConflict` makes against an attempt that always loses, worked out by hand: each takes
+ * `workMs`, then the pause drawn for it; the one whose pause would end past the deadline is the last.
+ */
+function attemptsWithin(policy: ConflictRetryPolicy, random: () => number, workMs: number): number {
+  let clock = 0;
+  for (let n = 1; n <= policy.retries; n++) {
+    clock += workMs;
+    const pause = backoffDelay(policy, n, random);
+    if (clock + pause > policy.deadlineMs) return n;
+    clock += pause;
+  }
+  return policy.retries + 1;
+}
+
 const conflict = (n: number) => new VersionConflictError(`append to thread "t"`, n, n + 1, { threadId: "t" });
 
 /** An attempt that loses `losses` times, then returns the attempt number. */
@@ -179,12 +194,26 @@ describe("retryOnConflict", () => {
           expect(error).toBeInstanceOf(VersionConflictError);
           expect(Math.max(...starts)).toBeLessThanOrEqual(deadlineMs);
           expect((error as VersionConflictError).attempts).toBe(starts.length);
-          // Pauses average 30 ms past the first few, so 1,000 retries would take far longer: the deadline stops it.
-          expect(starts.length).toBeLessThan(1_001);
+          // The same seed replayed by hand: attempts go on while the next one would start by the deadline, and
+          // stop at the first whose pause would end past it (long before the 1,001 attempts the count allows).
+          expect(starts.length).toBe(attemptsWithin(bounded, seeded(seed), workMs));
+          expect(starts.length).toBeLessThan(bounded.retries + 1);
           expect((error as VersionConflictError).message).toMatch(/the retry deadline would pass/);
         },
       ),
       { numRuns: 50 },
+    );
+  });
+
+  it("stops at the deadline on a fixed schedule: pauses 2, 4, 8, 16, 32, 32 ms fit 100 ms, the next does not", async () => {
+    const { env, sleeps } = fakeEnvironment(() => 0.5);
+    const { attempt, calls } = losing(Number.MAX_SAFE_INTEGER);
+    const policy = { retries: 1_000, initialMs: 4, maxMs: 64, deadlineMs: 100 };
+    const error = await retryOnConflict(policy, env, attempt).catch((e: unknown) => e);
+    expect(sleeps).toEqual([2, 4, 8, 16, 32, 32]);
+    expect(calls()).toBe(7);
+    expect((error as VersionConflictError).message).toMatch(
+      /gave up after 7 attempts \(the retry deadline would pass, 94 ms/,
     );
   });
 

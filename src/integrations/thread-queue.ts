@@ -2,11 +2,14 @@
  * One queue per engine and thread, shared by every framework wing in this process: a wing runs the part of a model
  * call that reads what the log holds and appends the rest through it, so two calls on one thread (two requests of a
  * chat app, agent runs in parallel, a middleware beside a `prepareStep`) never both decide that a message is new.
+ * The queue is the engine's own kind (`ThreadLocks`), but not the engine's own instance: a wing's task calls the
+ * engine, whose operations queue on the engine's locks, and would wait on itself there.
  */
+import { ThreadLocks } from "../extend.js";
 import type { ContextEngine } from "../index.js";
 
-/** Each engine's queue tails by thread id; a thread's entry is removed once its queue drains. */
-const tails = new WeakMap<ContextEngine, Map<string, Promise<unknown>>>();
+/** Each engine's wing queue. */
+const queues = new WeakMap<ContextEngine, ThreadLocks>();
 
 /**
  * Runs `task` once every task queued before it on the same engine and thread has settled (failed or not).
@@ -19,20 +22,10 @@ export function queueOnThread<T>(
   threadId: string,
   task: () => Promise<T>,
 ): Promise<T> {
-  let byThread = tails.get(engine);
-  if (byThread === undefined) {
-    byThread = new Map();
-    tails.set(engine, byThread);
+  let queue = queues.get(engine);
+  if (queue === undefined) {
+    queue = new ThreadLocks();
+    queues.set(engine, queue);
   }
-  const queue = byThread;
-  const result = (queue.get(threadId) ?? Promise.resolve()).then(task, task);
-  const tail = result.then(
-    () => undefined,
-    () => undefined,
-  );
-  queue.set(threadId, tail);
-  void tail.then(() => {
-    if (queue.get(threadId) === tail) queue.delete(threadId);
-  });
-  return result;
+  return queue.run(threadId, task);
 }

@@ -62,6 +62,17 @@ export function awaitsCalls(log: GroupSource, seqs: ReadonlyArray<number>, lengt
   return seqs.length === 1 && seqs[0] === length - 1 && isReasoningOnly(log.at(seqs[0]));
 }
 
+/**
+ * Seqs whose groups are the only ones that can be pending (see `Group.pending`): each message holding a pending
+ * call, and the last message. Whether one of those groups is pending is read from the group; this only saves a
+ * caller from reading every group to find the few that are.
+ */
+export function pendingCandidates(log: Pick<GroupSource, "length" | "pendingCalls">): number[] {
+  const seqs = [...log.pendingCalls.values()].map((call) => call.seq);
+  if (log.length > 0) seqs.push(log.length - 1);
+  return seqs;
+}
+
 /** Groups of a log value computed from scratch, plus the seq → group index. */
 export interface GroupsSnapshot {
   readonly length: number;

@@ -122,7 +122,10 @@ const metaValue = z.unknown().superRefine((value, ctx) => {
   if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem.message, path: problem.path });
 });
 
-/** zod schema of message metadata: the known fields are typed, callers may add JSON-serializable fields. */
+/**
+ * zod schema of message metadata: the known fields are typed, callers may add JSON-serializable fields. What a
+ * store reads back is held to this; what is appended, to {@link metaInputSchema}.
+ */
 export const metaSchema = z
   .object({
     sourceId: z.string().optional(),
@@ -134,13 +137,49 @@ export const metaSchema = z
   })
   .catchall(metaValue);
 
+/**
+ * Where a NUL character is in a JSON value (a string, or an object key), with the path to it, or undefined.
+ * PostgreSQL's text and JSON types cannot hold NUL, so the metadata every backend takes is held to this (as ids
+ * are), and a thread stored on one backend can move to another. Walked with an explicit stack, at most
+ * {@link MAX_META_DEPTH} levels (the depth rule refuses deeper values).
+ */
+export function nulProblem(
+  value: unknown,
+): { readonly path: PropertyKey[]; readonly message: string } | undefined {
+  const stack: Array<{ value: unknown; path: PropertyKey[] }> = [{ value, path: [] }];
+  while (stack.length > 0) {
+    const { value: v, path } = stack.pop()!;
+    if (typeof v === "string") {
+      if (v.includes("\u0000")) return { path, message: "must not contain a NUL character" };
+      continue;
+    }
+    if (typeof v !== "object" || v === null || path.length > MAX_META_DEPTH) continue;
+    const entries: Array<[PropertyKey, unknown]> = Array.isArray(v)
+      ? Array.from(v as unknown[], (item, i): [PropertyKey, unknown] => [i, item])
+      : Object.entries(v as Record<string, unknown>);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, item] = entries[i]!;
+      if (typeof key === "string" && key.includes("\u0000"))
+        return { path: [...path, key], message: "is a key with a NUL character" };
+      stack.push({ value: item, path: [...path, key] });
+    }
+  }
+  return undefined;
+}
+
+/** zod schema of the metadata of an appended message: {@link metaSchema}, with no NUL in any string or key. */
+export const metaInputSchema = metaSchema.superRefine((meta, ctx) => {
+  const problem = nulProblem(meta);
+  if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem.message, path: problem.path });
+});
+
 /** zod schema of a message given to `ThreadLog.append`. */
 export const messageInputSchema = z
   .object({
     id: idSchema.optional(),
     role: z.enum(["system", "user", "assistant", "tool"]),
     parts: z.array(partSchema),
-    meta: metaSchema.optional(),
+    meta: metaInputSchema.optional(),
   })
   .strict();
 

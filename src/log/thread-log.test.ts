@@ -693,6 +693,26 @@ describe("metadata and ids beyond the bounds", () => {
     expect(date).toThrow(/plain object/);
   });
 
+  it("refuses a NUL character in a metadata string or key, naming the field (PostgreSQL cannot hold it)", () => {
+    const log = ThreadLog.empty("t");
+    const append =
+      (meta: unknown, body = "hi") =>
+      () =>
+        log.append([{ id: "m1", role: "user", parts: [{ type: "text", text: body }], meta: meta as never }]);
+    for (const [meta, field] of [
+      [{ note: "a\u0000b" }, "meta.note"],
+      [{ sourceId: "\u0000" }, "meta.sourceId"],
+      [{ trace: { steps: ["ok", "x\u0000"] } }, "meta.trace.steps[1]"],
+      [{ trace: { "k\u0000": 1 } }, "meta.trace.k\u0000"],
+    ] as const) {
+      const error = validationError(append(meta));
+      expect(error.where).toMatchObject({ messageId: "m1", field });
+      expect(error.message).toMatch(/NUL character/);
+    }
+    // Other control characters in meta, and NUL in a part's text (stored as JSON text, escaped), are taken.
+    expect(append({ note: "a\u0001b" }, "NUL \u0000 in a body")().length).toBe(1);
+  });
+
   it("refuses a message id with a NUL character or longer than 512 characters", () => {
     const log = ThreadLog.empty("t");
     expect(() => log.append([{ id: "a\u0000b", role: "user", parts: [] }])).toThrow(/NUL/);

@@ -1,5 +1,7 @@
 import { PlanValidationError } from "../errors/ledger-error.js";
+import { type Group, pendingCandidates } from "../log/groups.js";
 import type { LogView } from "../log/log-view.js";
+import type { Message } from "../log/message.js";
 import { type ActionKind, type CompactionPlan, type PlanAction, parentOf } from "./compaction-plan.js";
 import { decisionAt, resolveForLog, type SeqResolution } from "./resolve-for-log.js";
 
@@ -141,16 +143,52 @@ function describeIssues(plan: CompactionPlan, resolved: SeqResolution, from: num
 }
 
 /**
- * The excerpts of clear actions `from` on must name each part of their span's messages once at most, and only a
- * part that can show one (a tool result or a text). Messages a projected log does not hold are not looked into: the log
- * they were checked against held them.
+ * What the checks of a clear's excerpts and `onlyParts` read of a log: messages by id and seq, and whether a
+ * message is in the turn in progress. A `LogView` answers it (`partsSourceOf`); the store's commit check answers
+ * it from the messages it read.
  */
+export interface ClearPartsSource {
+  seqOf(id: string): number | undefined;
+  /** Whether the message at `seq` is at hand (a message that is not is not looked into). */
+  holds(seq: number): boolean;
+  at(seq: number): Message | undefined;
+  /** True when no user message follows the message at `seq`: it is in the turn in progress. */
+  inTurnInProgress(seq: number): boolean;
+}
+
+/** A log view as a {@link ClearPartsSource}. */
+export function partsSourceOf(log: LogView): ClearPartsSource {
+  return {
+    seqOf: (id) => log.seqOf(id),
+    holds: (seq) => log.holds(seq),
+    at: (seq) => log.at(seq),
+    inTurnInProgress: (seq) => seq > log.lastUserSeq,
+  };
+}
+
 function checkExcerpts(plan: CompactionPlan, log: LogView, from: number, problems: PlanProblem[]): void {
-  for (let a = from; a < plan.actions.length; a++) {
+  const indices: number[] = [];
+  for (let a = from; a < plan.actions.length; a++) if (plan.actions[a]!.kind === "clear") indices.push(a);
+  if (indices.length > 0) checkClearParts(plan, indices, partsSourceOf(log), problems);
+}
+
+/**
+ * The excerpts and `onlyParts` of the clear actions at `indices`: excerpts must name each part of their span's
+ * messages once at most, and only a part that can show one (a tool result or a text); `onlyParts` the same, and
+ * only a part a clear changes. Messages the source does not hold are not looked into: the log they were checked
+ * against held them.
+ */
+export function checkClearParts(
+  plan: CompactionPlan,
+  indices: Iterable<number>,
+  log: ClearPartsSource,
+  problems: PlanProblem[],
+): void {
+  for (const a of indices) {
     const action = plan.actions[a]!;
-    if (action.kind === "clear" && action.record.onlyParts !== undefined)
-      checkOnlyParts(action, a, log, problems);
-    if (action.kind !== "clear" || action.record.excerpts === undefined) continue;
+    if (action.kind !== "clear") continue;
+    if (action.record.onlyParts !== undefined) checkOnlyParts(action, a, log, problems);
+    if (action.record.excerpts === undefined) continue;
     const span = new Set(action.span);
     const seen = new Set<string>();
     action.record.excerpts.forEach((excerpt, i) => {
@@ -169,13 +207,15 @@ function checkExcerpts(plan: CompactionPlan, log: LogView, from: number, problem
 
 /**
  * The `onlyParts` of a clear action name each part of their span's messages once at most, and only a part a
- * clear changes (a tool result, a call, a text, a reasoning part). Parts of messages outside the span or not held
- * are not looked into, as for excerpts.
+ * clear changes (a tool result, a call, a text, a reasoning part). The reasoning of the turn in progress (no user
+ * message after it) stays: its tool-use cycle may still be running, and Anthropic refuses a tool_use whose signed
+ * thinking was left out (a message of reasoning only would not be sent at all, and the calls after it would be).
+ * Parts of messages outside the span or not held are not looked into, as for excerpts.
  */
 function checkOnlyParts(
   action: PlanAction & { kind: "clear" },
   a: number,
-  log: LogView,
+  log: ClearPartsSource,
   problems: PlanProblem[],
 ): void {
   const span = new Set(action.span);
@@ -192,6 +232,9 @@ function checkOnlyParts(
       const part = parts[ref.partIndex];
       if (part === undefined) why = `names a part the message lacks (it has ${parts.length})`;
       else if (part.type === "media") why = "names a media part, which a clear does not change";
+      else if (part.type === "reasoning" && log.inTurnInProgress(seq))
+        why =
+          "names reasoning of the turn in progress (no user message after it); its tool calls need their signed thinking sent with them";
     }
     if (why === undefined) return;
     problems.push({
@@ -205,7 +248,7 @@ function checkOnlyParts(
 
 /** What is wrong with one excerpt of a clear action (`seen` collects the parts named so far), if anything. */
 function excerptProblem(
-  log: LogView,
+  log: ClearPartsSource,
   messageId: string,
   partIndex: number,
   span: ReadonlySet<string>,
@@ -247,7 +290,7 @@ function touchedGroups(plan: CompactionPlan, log: LogView, from: number): number
 
 /**
  * The group rules for the whole log in one pass over seqs: a group whose messages are partly kept and partly
- * removed is split; pending groups are checked member by member (there are few).
+ * removed is split; the groups that may be pending are checked member by member (there are few).
  */
 function sweepGroups(log: LogView, resolved: SeqResolution, problems: PlanProblem[]): void {
   const groupOf = log.groupIndexTable();
@@ -269,10 +312,8 @@ function sweepGroups(log: LogView, resolved: SeqResolution, problems: PlanProble
       split.push(group);
     }
   }
-  const pending = new Set([...log.pendingCalls.values()].map((call) => log.groupIndexOf(call.seq)));
-  // A reasoning-only message ending the log is pending too (see `Group.pending`).
-  if (log.length > 0 && log.groupAt(log.groupIndexOf(log.length - 1)).pending)
-    pending.add(log.groupIndexOf(log.length - 1));
+  // Whether a group is pending is the group's to say (`Group.pending`); `checkGroups` reads it from each suspect.
+  const pending = pendingCandidates(log).map((seq) => log.groupIndexOf(seq));
   const suspects = [...new Set([...pending, ...split])].sort((a, b) => a - b);
   checkGroups(suspects, log, resolved, problems);
 }
@@ -298,30 +339,38 @@ function checkGroups(
   for (const index of touched) {
     const group = log.groupAt(index);
     if (!group.pending && governedByOneAction(group.seqs, resolved)) continue;
-    if (group.pending) {
-      const touched = group.seqs.findIndex((seq) => kindAt(seq) !== "include");
-      if (touched >= 0) {
-        const id = group.messageIds[touched]!;
-        problems.push({
-          code: "pending_call_touched",
-          messageId: id,
-          message:
-            group.kind === "tool_call"
-              ? `message ${id} belongs to a tool call that has no result yet; pending calls are never compacted`
-              : `message ${id} is reasoning that ends the log; the calls it led to may still join it, so it is never compacted yet`,
-        });
-      }
-      continue;
-    }
-    if (group.kind !== "tool_call" || group.seqs.length < 2) continue;
-    const first = keepsMessage[kindAt(group.seqs[0]!)];
-    if (group.seqs.every((seq) => keepsMessage[kindAt(seq)] === first)) continue;
-    const removed = group.messageIds.filter((_, i) => !keepsMessage[kindAt(group.seqs[i]!)]);
-    const stays = group.messageIds.filter((_, i) => keepsMessage[kindAt(group.seqs[i]!)]);
-    problems.push({
-      code: "orphaning_split",
-      messageId: removed[0]!,
-      message: `span removes ${removed.join(", ")} but keeps ${stays.join(", ")} of the same tool-call group; a call and its results must stay or go together`,
-    });
+    const problem = groupProblem(group, kindAt);
+    if (problem !== undefined) problems.push(problem);
   }
+}
+
+/**
+ * The group rules for one group, given the kind of action governing each of its seqs: a pending group (`pending`
+ * says so) stays included whole, and a tool-call group is kept or removed whole. Shared with the store's commit
+ * check, so both refuse the same plans.
+ */
+export function groupProblem(group: Group, kindAt: (seq: number) => ActionKind): PlanProblem | undefined {
+  if (group.pending) {
+    const touched = group.seqs.findIndex((seq) => kindAt(seq) !== "include");
+    if (touched < 0) return undefined;
+    const id = group.messageIds[touched]!;
+    return {
+      code: "pending_call_touched",
+      messageId: id,
+      message:
+        group.kind === "tool_call"
+          ? `message ${id} belongs to a tool call that has no result yet; pending calls are never compacted`
+          : `message ${id} is reasoning that ends the log; the calls it led to may still join it, so it is never compacted yet`,
+    };
+  }
+  if (group.kind !== "tool_call" || group.seqs.length < 2) return undefined;
+  const first = keepsMessage[kindAt(group.seqs[0]!)];
+  if (group.seqs.every((seq) => keepsMessage[kindAt(seq)] === first)) return undefined;
+  const removed = group.messageIds.filter((_, i) => !keepsMessage[kindAt(group.seqs[i]!)]);
+  const stays = group.messageIds.filter((_, i) => keepsMessage[kindAt(group.seqs[i]!)]);
+  return {
+    code: "orphaning_split",
+    messageId: removed[0]!,
+    message: `span removes ${removed.join(", ")} but keeps ${stays.join(", ")} of the same tool-call group; a call and its results must stay or go together`,
+  };
 }

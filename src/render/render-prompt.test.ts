@@ -17,6 +17,7 @@ import {
 import { parsePlan, serializePlan } from "../plan/plan-schema.js";
 import { validatePlan } from "../plan/validate-plan.js";
 import { pendingResultText, pointerText, summaryText } from "../texts/placeholders.js";
+import { toProviderRequest, validateProviderRequest } from "./provider-rules.js";
 import { renderPrompt } from "./render-prompt.js";
 import type { RenderedPrompt } from "./rendered-prompt.js";
 
@@ -304,12 +305,41 @@ describe("renderPrompt: clear of only some parts (onlyParts)", () => {
   });
 
   it("sends nothing for a reasoning-only message whose reasoning is cleared, and stays deterministic", () => {
-    const log = parallel();
+    // r2's turn is over once u3 asks again: its reasoning may go.
+    const log = parallel().append([user("u3", "thanks")]);
     const plan = planOf(log, act("clear", ["r2"], only(["r2", 0])));
     const out = render(log, plan);
     expect(out.messages.some((m) => m.provenance.sourceIds.includes("r2"))).toBe(false);
-    expect(outline(out).at(-1)).toBe("assistant:original[a2]");
+    expect(outline(out).slice(-2)).toEqual(["assistant:original[a2]", "user:original[u3]"]);
     expect(JSON.stringify(render(log, plan).messages)).toBe(JSON.stringify(out.messages));
+  });
+
+  it("refuses to leave out the reasoning of the turn in progress, which Anthropic needs beside its tool calls", () => {
+    // u2 asks; r2 thinks alone, then a3 calls: the tool-use cycle in progress starts with r2's signed thinking.
+    const log = ThreadLog.from("t", [
+      user("u2", "and?"),
+      assistant("r2", thought),
+      assistant("a3", call("c3", "search")),
+      tool("t3", result("c3", "found")),
+    ]);
+    const plan = planOf(log, act("clear", ["r2"], only(["r2", 0])));
+    const problems = validatePlan(plan, log);
+    expect(problems.map((p) => [p.code, p.messageId])).toEqual([["bad_part", "r2"]]);
+    expect(problems[0]!.message).toMatch(
+      /onlyParts 0 \(message r2, part 0\) names reasoning of the turn in progress/,
+    );
+    // What the rule prevents: rendered anyway, the Anthropic request ends its cycle with a tool_use and no thinking.
+    const out = render(log, plan, { validatePlan: false });
+    const request = {
+      ...toProviderRequest("anthropic", out),
+      thinking: { type: "enabled" as const, budget_tokens: 1024 },
+    };
+    expect(validateProviderRequest("anthropic", request).join("\n")).toMatch(
+      /does not start with its thinking block/,
+    );
+    // Before the turn in progress it is taken (Anthropic leaves out earlier turns' thinking itself).
+    const later = log.append([user("u4", "next")]);
+    expect(validatePlan(planOf(later, act("clear", ["r2"], only(["r2", 0]))), later)).toEqual([]);
   });
 
   it("a plan with onlyParts survives a JSON round trip, and one without keeps its serialized form", () => {

@@ -4,7 +4,7 @@ import type { LogChainRow } from "../ledger/verify-chain.js";
 import { validatedOnAppend } from "../log/append-batch.js";
 import { deepFreeze } from "../log/deep-freeze.js";
 import type { Message } from "../log/message.js";
-import { idProblem } from "../log/message-schema.js";
+import { formatIssuePath, idProblem, nulProblem } from "../log/message-schema.js";
 import {
   checkValue,
   isStoredMessage,
@@ -131,7 +131,10 @@ export function checkAppendBatch(
     const checked = validatedOnAppend(entry?.message);
     const message = checked ? entry.message : checkValue(storedMessageSchema, entry?.message, source);
     const where = { threadId, index, messageId: message.id };
-    if (!checked) checkIds(message, where);
+    if (!checked) {
+      checkIds(message, where);
+      checkMeta(message.meta, where);
+    }
     if (message.seq !== expectedSeq + index) {
       throw new ValidationError(
         `message seq ${message.seq} does not continue the batch (expected ${expectedSeq + index})`,
@@ -147,6 +150,20 @@ export function checkAppendBatch(
     ids.add(message.id);
     checkValue(tokenCountsSchema, entry.tokens, { ...source, messageId: message.id, fieldPrefix: "tokens" });
   });
+}
+
+/**
+ * The metadata rule of `ThreadLog.append` (`metaInputSchema`) for a message appended straight to a store: no NUL
+ * in any string or key. Rows read back are not held to it, so a row written before the rule still reads.
+ */
+function checkMeta(meta: unknown, where: { threadId: string; index: number; messageId: string }): void {
+  const nul = nulProblem(meta);
+  if (nul !== undefined) {
+    throw new ValidationError(`invalid message: ${nul.message}`, {
+      ...where,
+      field: formatIssuePath(["meta", ...nul.path]),
+    });
+  }
 }
 
 /**

@@ -1,15 +1,17 @@
 /**
  * What `PlanStore.commit` checks of a plan against the thread's stored log (issue 18): a plan the log cannot carry
- * (an id the log does not hold, a call removed without its results, a pending call compacted) would make every
- * later render of the thread throw until another version is committed on top, so it is refused before it is
- * written. The rules are `validatePlan`'s; what differs is the reading. A store cannot hold every thread's log in
- * memory, and a commit is on the path of every compacting turn, so only what the new actions name is read: their
- * ids' seqs, their messages, and the messages that answer (or made) the calls among them, found by reading outward
- * from each in doubling windows (a clear's excerpt records are not looked into there). The log is append-only,
- * so what is read before the commit's transaction still holds when it writes. A commit that brings the log the
- * plan was validated against (the engine's) is validated on that log instead, by `validatePlan` itself.
+ * (an id the log does not hold, a call removed without its results, a pending call compacted, a clear naming a
+ * part it cannot change) would make every later render of the thread throw, or send a request the provider
+ * refuses, so it is refused before it is written. The rules and the groups are `validatePlan`'s own (`groupProblem`,
+ * `computeGroups`, `checkClearParts`); what differs is the reading. A store cannot hold every thread's log in
+ * memory, and a commit is on the path of every compacting turn, so only what the changed actions name is read:
+ * their ids' seqs and the stretches of the log around them, widened (in doubling steps) until every group they
+ * touch lies whole inside a stretch read, which is then grouped exactly as the whole log would be. The log is
+ * append-only, so what is read before the commit's transaction still holds when it writes. A commit that brings
+ * the log the plan was validated against (the engine's) is validated on that log instead, by `validatePlan`.
  */
 import { PlanValidationError } from "../errors/ledger-error.js";
+import { type CallRef, computeGroups, type Group, type GroupSource } from "../log/groups.js";
 import type { LogView } from "../log/log-view.js";
 import type { Message } from "../log/message.js";
 import {
@@ -18,7 +20,7 @@ import {
   type PlanAction,
   PRECEDENCE,
 } from "../plan/compaction-plan.js";
-import { KEEPS_MESSAGE, type PlanProblem, validatePlan } from "../plan/validate-plan.js";
+import { checkClearParts, groupProblem, type PlanProblem, validatePlan } from "../plan/validate-plan.js";
 import type { LogStore, SeqRange } from "./log-store.js";
 import type { CommitOptions } from "./plan-store.js";
 
@@ -59,8 +61,14 @@ export async function checkPlanAgainstLog(
     const named = await namedSeqs(logs, plan, added, removed, problems);
     if (problems.length === 0 && named.size > 0) {
       const window = new LogWindow(logs, threadId, length);
-      const groups = await touchedGroups(window, named);
-      checkGroups(plan, groups, (seq) => window.messages.get(seq)!.id, problems);
+      await window.read(
+        [...named.values()].map((seq) => ({ from: seq - FIRST_WINDOW, to: seq + FIRST_WINDOW + 1 })),
+      );
+      await checkClears(plan, added, named, window, problems);
+      if (problems.length === 0) {
+        const groups = await touchedGroups(window, new Set(named.values()));
+        checkGroups(plan, groups, problems);
+      }
     }
   }
   if (problems.length > 0) refuse(plan, problems);
@@ -156,19 +164,9 @@ async function namedSeqs(
   return named;
 }
 
-/** A tool-call group as far as the commit check needs it: its messages and whether a call lacks a result. */
-interface CallGroup {
-  readonly seqs: Set<number>;
-  pending: boolean;
-}
-
-/** The messages read so far, by seq, with the calls and results among them indexed by call id. */
+/** The messages read so far, by seq. */
 class LogWindow {
   readonly messages = new Map<number, Message>();
-  /** Call id → seq of the message making the call. */
-  readonly callAt = new Map<string, number>();
-  /** Call id → seqs of the messages answering it. */
-  readonly resultsOf = new Map<string, number[]>();
 
   constructor(
     private readonly logs: LogStore,
@@ -176,148 +174,241 @@ class LogWindow {
     readonly length: number,
   ) {}
 
-  async read(ranges: ReadonlyArray<SeqRange>): Promise<void> {
-    const wanted = ranges
-      .map((r) => ({ from: Math.max(0, r.from), to: Math.min(this.length, r.to) }))
-      .filter((r) => r.from < r.to);
-    if (wanted.length === 0) return;
+  /** Reads the messages of `ranges` not read yet; returns how many were new. */
+  async read(ranges: ReadonlyArray<SeqRange>): Promise<number> {
+    const wanted = mergeRanges(
+      ranges.map((r) => ({ from: Math.max(0, r.from), to: Math.min(this.length, r.to) })),
+    ).filter((r) => r.from < r.to && !this.#holdsAll(r));
+    if (wanted.length === 0) return 0;
+    let added = 0;
     for (const { message } of await this.logs.readRanges(this.threadId, wanted)) {
       if (this.messages.has(message.seq)) continue;
       this.messages.set(message.seq, message);
-      for (const part of message.parts) {
-        if (part.type === "tool_call") this.callAt.set(part.callId, message.seq);
-        else if (part.type === "tool_result") {
-          const seqs = this.resultsOf.get(part.callId);
-          if (seqs === undefined) this.resultsOf.set(part.callId, [message.seq]);
-          else seqs.push(message.seq);
+      added++;
+    }
+    return added;
+  }
+
+  #holdsAll(range: SeqRange): boolean {
+    for (let seq = range.from; seq < range.to; seq++) if (!this.messages.has(seq)) return false;
+    return true;
+  }
+
+  /** The stretches of consecutive seqs read, ascending, as `[from, to)`. */
+  stretches(): SeqRange[] {
+    const seqs = [...this.messages.keys()].sort((a, b) => a - b);
+    const out: SeqRange[] = [];
+    for (const seq of seqs) {
+      const last = out[out.length - 1];
+      if (last !== undefined && last.to === seq) out[out.length - 1] = { from: last.from, to: seq + 1 };
+      else out.push({ from: seq, to: seq + 1 });
+    }
+    return out;
+  }
+}
+
+/** Ranges sorted and merged where they overlap or touch. */
+function mergeRanges(ranges: ReadonlyArray<SeqRange>): SeqRange[] {
+  const sorted = [...ranges].sort((a, b) => a.from - b.from);
+  const out: SeqRange[] = [];
+  for (const r of sorted) {
+    const last = out[out.length - 1];
+    if (last !== undefined && r.from <= last.to)
+      out[out.length - 1] = { from: last.from, to: Math.max(last.to, r.to) };
+    else out.push(r);
+  }
+  return out;
+}
+
+/**
+ * One stretch of the log read, `[from, to)`, as a `GroupSource` with seqs counted from `from`: results pair with
+ * the call of their id before them (an id is never reused while its call is pending, so that is the call a whole
+ * log pairs them with). A tool message whose calls are not all in the stretch is marked `cut`; one with none of
+ * them there stands as a message of its own (it cannot join a group of the stretch), so it can still be grouped.
+ * A call left without a result is pending in the stretch: in the log too when the stretch reaches its end.
+ */
+class Stretch implements GroupSource {
+  readonly length: number;
+  readonly pendingCalls = new Map<string, CallRef>();
+  readonly #messages: Message[] = [];
+  readonly #answers: number[][] = [];
+  /** Relative seqs of tool messages answering a call made before the stretch. */
+  readonly cut = new Set<number>();
+
+  constructor(
+    readonly from: number,
+    to: number,
+    messages: ReadonlyMap<number, Message>,
+  ) {
+    this.length = to - from;
+    for (let i = 0; i < this.length; i++) {
+      const message = messages.get(from + i)!;
+      const answers = new Set<number>();
+      message.parts.forEach((part, partIndex) => {
+        if (part.type === "tool_call") {
+          this.pendingCalls.set(part.callId, { seq: i, partIndex, callId: part.callId, name: part.name });
+        } else if (part.type === "tool_result") {
+          const call = this.pendingCalls.get(part.callId);
+          if (call === undefined) this.cut.add(i);
+          else {
+            answers.add(call.seq);
+            this.pendingCalls.delete(part.callId);
+          }
         }
-      }
+      });
+      this.#answers.push([...answers].sort((a, b) => a - b));
+      this.#messages.push(
+        message.role === "tool" && answers.size === 0 ? { ...message, role: "user", parts: [] } : message,
+      );
     }
   }
+
+  at(seq: number): Message | undefined {
+    return this.#messages[seq];
+  }
+
+  answersOf(seq: number): ReadonlyArray<number> {
+    return this.#answers[seq] ?? [];
+  }
 }
 
-function callIdsOf(message: Message, type: "tool_call" | "tool_result"): string[] {
-  const ids: string[] = [];
-  for (const part of message.parts) if (part.type === type) ids.push(part.callId);
-  return ids;
+/** A group of a stretch, in the log's seqs, and whether it may reach past the stretch (then more is read). */
+interface StretchGroup {
+  readonly group: Group;
+  /** The group may hold messages before the stretch. */
+  readonly openBefore: boolean;
+  /** The group may hold messages after the stretch. */
+  readonly openAfter: boolean;
+}
+
+/** The groups of a stretch (`computeGroups`, the log's own grouping), in the log's seqs. */
+function groupsOf(stretch: Stretch, logLength: number): StretchGroup[] {
+  const to = stretch.from + stretch.length;
+  return computeGroups(stretch).groups.map((group) => {
+    const first = group.seqs[0]!;
+    // Calls at the stretch's start may join reasoning just before it; a result may answer a call before it.
+    const openBefore =
+      stretch.from > 0 &&
+      ((first === 0 && stretch.at(0)!.parts.some((p) => p.type === "tool_call")) ||
+        group.seqs.some((seq) => stretch.cut.has(seq)));
+    // Pending in the stretch: a call answered after it, or reasoning whose calls come after it.
+    const openAfter = to < logLength && group.pending;
+    const seqs = group.seqs.map((seq) => seq + stretch.from);
+    return {
+      group: Object.freeze({ ...group, seqs: Object.freeze(seqs) }),
+      openBefore,
+      openAfter,
+    };
+  });
 }
 
 /**
- * The tool-call groups the named messages belong to. A call's results come after it and a result's call before
- * it; each side not yet read is read in windows that double until it is found or the log ends (a call still
- * without a result at the end is pending).
+ * The groups of the seqs in `touched`, as the whole log groups them. The stretches read around them are widened
+ * in doubling steps on the side where one of their groups may go on, until none may (or the log's edge is met).
  */
-async function touchedGroups(window: LogWindow, named: ReadonlyMap<string, number>): Promise<CallGroup[]> {
-  await window.read(
-    [...named.values()].map((seq) => ({ from: seq - FIRST_WINDOW, to: seq + FIRST_WINDOW + 1 })),
-  );
-  // Calls answered by a named result, whose call message has to be found before it.
-  const resultSide = new Map<string, number>();
-  const calls = new Set<string>();
-  for (const seq of named.values()) {
-    const message = window.messages.get(seq)!;
-    for (const id of callIdsOf(message, "tool_call")) calls.add(id);
-    for (const id of callIdsOf(message, "tool_result")) resultSide.set(id, seq);
-  }
-  await widen(window, resultSide, (id) => window.callAt.has(id), "back");
-  // A call message found from one of its results: its parallel calls belong to the group too.
-  for (const id of resultSide.keys()) {
-    const seq = window.callAt.get(id);
-    if (seq !== undefined)
-      for (const other of callIdsOf(window.messages.get(seq)!, "tool_call")) calls.add(other);
-  }
-  const callSide = new Map<string, number>();
-  for (const id of calls) callSide.set(id, window.callAt.get(id)!);
-  await widen(window, callSide, (id) => window.resultsOf.has(id), "forward");
-  return mergeGroups(window, calls);
-}
-
-/**
- * Reads outward from each open call id's seq (backward for a call, forward for results) in windows that double,
- * until `found` holds for it or the log's edge is reached.
- */
-async function widen(
-  window: LogWindow,
-  open: ReadonlyMap<string, number>,
-  found: (callId: string) => boolean,
-  direction: "back" | "forward",
-): Promise<void> {
-  let span = FIRST_WINDOW;
-  let left = [...open].filter(([id]) => !found(id));
-  while (left.length > 0) {
-    const next = span * 2;
-    const reachable = left.filter(([, seq]) =>
-      direction === "back" ? seq - span > 0 : seq + span + 1 < window.length,
-    );
-    if (reachable.length === 0) return;
-    await window.read(
-      reachable.map(([, seq]) =>
-        direction === "back"
-          ? { from: seq - next, to: seq - span }
-          : { from: seq + span + 1, to: seq + next + 1 },
-      ),
-    );
-    span = next;
-    left = reachable.filter(([id]) => !found(id));
+async function touchedGroups(window: LogWindow, touched: ReadonlySet<number>): Promise<Group[]> {
+  const sorted = [...touched].sort((a, b) => a - b);
+  for (let step = FIRST_WINDOW; ; step *= 2) {
+    const groups: Group[] = [];
+    const wider: SeqRange[] = [];
+    let next = 0;
+    for (const range of window.stretches()) {
+      // Stretches and touched seqs both ascend: skip the seqs before this stretch, then see whether one is in it.
+      while (next < sorted.length && sorted[next]! < range.from) next++;
+      if (next === sorted.length || sorted[next]! >= range.to) continue;
+      const stretch = new Stretch(range.from, range.to, window.messages);
+      for (const found of groupsOf(stretch, window.length)) {
+        if (!found.group.seqs.some((seq) => touched.has(seq))) continue;
+        groups.push(found.group);
+        if (found.openBefore) wider.push({ from: range.from - step, to: range.from });
+        if (found.openAfter) wider.push({ from: range.to, to: range.to + step });
+      }
+    }
+    // A store that returns nothing more (it has to: the seqs are below its length) cannot be read further.
+    if (wider.length === 0 || (await window.read(wider)) === 0) return groups;
   }
 }
 
-/** One group per call message (parallel calls share it), with every result message answering its calls. */
-function mergeGroups(window: LogWindow, calls: ReadonlySet<string>): CallGroup[] {
-  const bySeq = new Map<number, CallGroup>();
-  for (const id of calls) {
-    const seq = window.callAt.get(id);
-    if (seq === undefined) continue;
-    const group = bySeq.get(seq) ?? { seqs: new Set([seq]), pending: false };
-    const answers = window.resultsOf.get(id) ?? [];
-    if (answers.length === 0) group.pending = true;
-    for (const answer of answers) group.seqs.add(answer);
-    bySeq.set(seq, group);
-  }
-  return [...bySeq.values()].filter((g) => g.pending || g.seqs.size > 1);
-}
-
-/**
- * The rules of `validatePlan` on the touched groups: a pending call's messages stay included, and the messages
- * of a call group are kept or removed together. Each message's action is the plan's strongest on it (precedence),
- * found in one pass over the plan's spans.
- */
-function checkGroups(
-  plan: CompactionPlan,
-  groups: ReadonlyArray<CallGroup>,
-  idAt: (seq: number) => string,
-  problems: PlanProblem[],
-): void {
-  if (groups.length === 0) return;
+/** The kind of action governing each seq of `groups`: the plan's strongest on its id (precedence). */
+function kindsOf(plan: CompactionPlan, groups: ReadonlyArray<Group>): (seq: number) => ActionKind {
   const kinds = new Map<string, ActionKind>();
-  for (const group of groups) for (const seq of group.seqs) kinds.set(idAt(seq), "include");
+  const idAt = new Map<number, string>();
+  for (const group of groups) {
+    group.seqs.forEach((seq, i) => {
+      idAt.set(seq, group.messageIds[i]!);
+      kinds.set(group.messageIds[i]!, "include");
+    });
+  }
   for (const action of plan.actions) {
     for (const id of action.span) {
       const kind = kinds.get(id);
       if (kind !== undefined && PRECEDENCE[action.kind] > PRECEDENCE[kind]) kinds.set(id, action.kind);
     }
   }
-  const kindAt = (seq: number): ActionKind => kinds.get(idAt(seq)) ?? "include";
+  return (seq) => kinds.get(idAt.get(seq)!) ?? "include";
+}
+
+/** The group rules of `validatePlan` (`groupProblem`) on the groups the changed actions touch. */
+function checkGroups(plan: CompactionPlan, groups: ReadonlyArray<Group>, problems: PlanProblem[]): void {
+  if (groups.length === 0) return;
+  const kindAt = kindsOf(plan, groups);
   for (const group of groups) {
-    const seqs = [...group.seqs].sort((a, b) => a - b);
-    if (group.pending) {
-      const touched = seqs.find((seq) => kindAt(seq) !== "include");
-      if (touched !== undefined) {
-        problems.push({
-          code: "pending_call_touched",
-          messageId: idAt(touched),
-          message: `message ${idAt(touched)} belongs to a tool call that has no result yet; pending calls are never compacted`,
-        });
-      }
-      continue;
-    }
-    const removed = seqs.filter((seq) => !KEEPS_MESSAGE[kindAt(seq)]);
-    if (removed.length === 0 || removed.length === seqs.length) continue;
-    const stays = seqs.filter((seq) => KEEPS_MESSAGE[kindAt(seq)]);
-    problems.push({
-      code: "orphaning_split",
-      messageId: idAt(removed[0]!),
-      message: `span removes ${removed.map(idAt).join(", ")} but keeps ${stays.map(idAt).join(", ")} of the same tool-call group; a call and its results must stay or go together`,
-    });
+    const problem = groupProblem(group, kindAt);
+    if (problem !== undefined) problems.push(problem);
   }
+}
+
+/**
+ * The part rules of `validatePlan` (`checkClearParts`) on the added clears: their messages are read already (they
+ * are named); whether one is in the turn in progress is found by reading on from it until a user message.
+ */
+async function checkClears(
+  plan: CompactionPlan,
+  added: ReadonlyArray<number>,
+  named: ReadonlyMap<string, number>,
+  window: LogWindow,
+  problems: PlanProblem[],
+): Promise<void> {
+  const clears = added.filter((a) => plan.actions[a]!.kind === "clear");
+  if (clears.length === 0) return;
+  const asked = new Set<number>();
+  for (const a of clears) {
+    const record = plan.actions[a]!.record;
+    if (record.kind !== "clear") continue;
+    for (const ref of record.onlyParts ?? []) {
+      const seq = named.get(ref.messageId);
+      if (seq !== undefined && window.messages.get(seq)?.parts[ref.partIndex]?.type === "reasoning")
+        asked.add(seq);
+    }
+  }
+  const inProgress = await turnsInProgress(window, asked);
+  checkClearParts(
+    plan,
+    clears,
+    {
+      seqOf: (id) => named.get(id),
+      holds: (seq) => window.messages.has(seq),
+      at: (seq) => window.messages.get(seq),
+      inTurnInProgress: (seq) => inProgress.has(seq),
+    },
+    problems,
+  );
+}
+
+/** Those of `seqs` that no user message follows, read on from each in doubling steps. */
+async function turnsInProgress(window: LogWindow, seqs: ReadonlySet<number>): Promise<Set<number>> {
+  const userIn = (from: number, to: number): boolean => {
+    for (let s = from; s < Math.min(to, window.length); s++)
+      if (window.messages.get(s)?.role === "user") return true;
+    return false;
+  };
+  let open = [...seqs];
+  let done = 0;
+  for (let reach = FIRST_WINDOW; open.some((seq) => seq + 1 + done < window.length); reach *= 2) {
+    const ranges = open.map((seq) => ({ from: seq + 1 + done, to: seq + 1 + reach }));
+    await window.read(ranges);
+    open = open.filter((seq) => !userIn(seq + 1 + done, seq + 1 + reach));
+    done = reach;
+  }
+  return new Set(open);
 }

@@ -669,12 +669,16 @@ function recordFor(
         ),
       );
       // Sometimes only some parts: every other changeable part of each message (a call's result, arguments or
-      // reasoning alone).
+      // reasoning alone; not the reasoning of the turn in progress, which a clear may not leave out).
       const onlyParts = span.flatMap((id) =>
         log
           .byId(id)!
           .parts.flatMap((p, i) =>
-            p.type !== "media" && (i + r.size) % 3 !== 0 ? [{ messageId: id, partIndex: i }] : [],
+            p.type !== "media" &&
+            (i + r.size) % 3 !== 0 &&
+            (p.type !== "reasoning" || log.seqOf(id)! < log.lastUserSeq)
+              ? [{ messageId: id, partIndex: i }]
+              : [],
           ),
       );
       const only = r.size % 4 === 1 && onlyParts.length > 0 ? { onlyParts } : {};

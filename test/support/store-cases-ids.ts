@@ -3,6 +3,7 @@ import { ValidationError } from "../../src/errors/ledger-error.js";
 import { hashMessageContent } from "../../src/log/canonical-json.js";
 import type { Message, Part } from "../../src/log/message.js";
 import { MAX_ID_LENGTH } from "../../src/log/message-schema.js";
+import { ThreadLog } from "../../src/log/thread-log.js";
 import { createPlan } from "../../src/plan/compaction-plan.js";
 import type { StoredMessage } from "../../src/stores/log-store.js";
 import type { ModelCallRecord } from "../../src/stores/model-call-store.js";
@@ -82,6 +83,50 @@ export function idCases(opener: StoreOpener, title: (t: string) => string): void
       expect(await stores.log.length("t")).toBe(0);
     },
   );
+
+  it(title("a NUL in a metadata string or key is refused naming the field; nothing is written"), async () => {
+    const { stores } = await opener.fresh();
+    await expectRefused(
+      stores.log.append("t", 0, [stored(0, "m0", "hi", { note: "a\u0000b" })]),
+      "meta.note",
+      /NUL/,
+    );
+    await expectRefused(
+      stores.log.append("t", 0, [stored(0, "m0", "hi", { trace: { "k\u0000": [1] } })]),
+      "meta.trace.k",
+      /NUL/,
+    );
+    expect(await stores.log.length("t")).toBe(0);
+    // Through a log (what the engine appends), the schema refuses it first, with the same field.
+    const error = await rejection(
+      (async () =>
+        ThreadLog.empty("t").append([{ id: "m0", role: "user", parts: [], meta: { note: "\u0000" } }]))(),
+      ValidationError,
+    );
+    expect(error.where).toMatchObject({ messageId: "m0", field: "meta.note" });
+    // NUL in a part's text is stored and read back on every backend (bodies are JSON text).
+    await stores.log.append("t", 0, [stored(0, "m0", "NUL \u0000 inside", { note: "\u0001" })]);
+    expect((await stores.log.read("t"))[0]!.message.parts).toEqual([
+      { type: "text", text: "NUL \u0000 inside" },
+    ]);
+  });
+
+  it(title("a message without parts is stored and read back alike on every backend"), async () => {
+    // Kept, not refused: the LangChain wing logs an empty message (content "") as one without parts and gives it
+    // back as content "", and a model reply without content (Anthropic's content: []) converts to one.
+    const { stores } = await opener.fresh();
+    const log = ThreadLog.from("t", [
+      { id: "u0", role: "user", parts: [{ type: "text", text: "hi" }] },
+      { id: "a0", role: "assistant", parts: [] },
+      { id: "u1", role: "user", parts: [] },
+    ]);
+    await stores.log.append(
+      "t",
+      0,
+      log.messages.map((message) => ({ message, tokens: { [COUNTER]: 4 } })),
+    );
+    expect((await stores.log.read("t")).map((e) => e.message)).toEqual(log.messages);
+  });
 
   it(title("model call ids with NUL are refused on record, get and setUsage"), async () => {
     const { stores } = await opener.fresh();

@@ -179,6 +179,86 @@ export function planLogCases(opener: StoreOpener, title: (t: string) => string):
     },
   );
 
+  /**
+   * Thread "r": a reasoning-only message (s1) before the calls it led to (a1 calls c1, answered by r1); c1 is used
+   * again (a2, answered by r2) once answered; u2 asks again, then a3 thinks and calls c2 (r3 answers), and the log
+   * ends with reasoning alone (s4), whose calls may still come.
+   */
+  function reasoningLog(): StoredMessage[] {
+    const thought = (t: string): Part => ({ type: "reasoning", text: t, signature: `sig-${t}` });
+    return [
+      entry(0, "u0", "user", [text("find it")]),
+      entry(1, "s1", "assistant", [thought("look with grep")]),
+      entry(2, "a1", "assistant", [call("c1")]),
+      entry(3, "r1", "tool", [result("c1")]),
+      entry(4, "a2", "assistant", [call("c1")]),
+      entry(5, "r2", "tool", [result("c1")]),
+      entry(6, "u2", "user", [text("and now?")]),
+      entry(7, "a3", "assistant", [thought("once more"), call("c2")]),
+      entry(8, "r3", "tool", [result("c2")]),
+      entry(9, "s4", "assistant", [thought("then")]),
+    ];
+  }
+  const R_LENGTH = reasoningLog().length;
+
+  async function commitOnReasoningLog(actions: ReadonlyArray<[ActionKind, ReadonlyArray<string>]>) {
+    const { stores } = await opener.fresh();
+    await stores.log.append("t", 0, reasoningLog());
+    return stores.plans.commit(plan(1, actions, R_LENGTH), 0);
+  }
+
+  it(title("the reasoning a call was led by is in its group: dropping it alone is refused"), async () => {
+    const error = await rejection(commitOnReasoningLog([["drop", ["s1"]]]), PlanValidationError);
+    expect(error.message).toMatch(/removes s1 but keeps a1, r1/);
+    await commitOnReasoningLog([["drop", ["s1", "a1", "r1"]]]);
+  });
+
+  it(title("reasoning alone at the end of the log is pending: it is not compacted yet"), async () => {
+    const error = await rejection(commitOnReasoningLog([["drop", ["s4"]]]), PlanValidationError);
+    expect(error.where).toMatchObject({ messageId: "s4" });
+    expect(error.message).toMatch(/reasoning that ends the log/);
+  });
+
+  it(title("a reused call id pairs each result with the call before it"), async () => {
+    // a1's call is answered by r1, not r2 (c1 was called again by a2 after r1 answered it).
+    const error = await rejection(commitOnReasoningLog([["drop", ["s1", "a1"]]]), PlanValidationError);
+    expect(error.message).toMatch(/removes s1, a1 but keeps r1/);
+    await commitOnReasoningLog([["drop", ["a2", "r2"]]]);
+    await commitOnReasoningLog([["summarize", ["s1", "a1", "r1", "a2", "r2"]]]);
+  });
+
+  it(
+    title("a clear leaving out the reasoning of the turn in progress is refused; an older turn's is taken"),
+    async () => {
+      const onlyParts = (messageId: string): PlanAction => ({
+        kind: "clear",
+        span: [messageId],
+        record: { kind: "clear", onlyParts: [{ messageId, partIndex: 0 }] },
+        strategy: "test",
+        reason: "",
+      });
+      const { stores } = await opener.fresh();
+      await stores.log.append("t", 0, reasoningLog());
+      const current = createPlan({
+        threadId: "t",
+        version: 1,
+        basedOnSeq: R_LENGTH,
+        actions: [onlyParts("a3")],
+      });
+      const error = await rejection(stores.plans.commit(current, 0), PlanValidationError);
+      expect(error.where).toMatchObject({ messageId: "a3" });
+      expect(error.message).toMatch(/reasoning of the turn in progress/);
+      const older = createPlan({
+        threadId: "t",
+        version: 1,
+        basedOnSeq: R_LENGTH,
+        actions: [onlyParts("s1")],
+      });
+      await stores.plans.commit(older, 0);
+      expect(await stores.plans.versions("t")).toEqual([1]);
+    },
+  );
+
   it(
     title("plans the log carries are taken: groups removed whole, cleared in part, or outranked"),
     async () => {

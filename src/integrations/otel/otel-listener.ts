@@ -18,7 +18,8 @@
  * the harness recorded, `gen_ai.token.type` `input`), `context_ledger.request.tokens` (per turn, before
  * compaction and as sent), `context_ledger.compactions` and `context_ledger.tokens.freed` (per plan committed),
  * `context_ledger.operation.duration` (seconds, per operation), `context_ledger.strategy.duration` (seconds, per
- * strategy step), `context_ledger.rehydrations` (brought back or blocked, with the reason).
+ * strategy step), `context_ledger.rehydrations` (brought back or blocked, with the reason),
+ * `context_ledger.conflict_retries` (writes retried after losing a race to another writer, per operation).
  */
 import type {
   Attributes,
@@ -192,6 +193,7 @@ interface Instruments {
   readonly duration: Histogram;
   readonly strategyDuration: Histogram;
   readonly rehydrations: Counter;
+  readonly conflictRetries: Counter;
 }
 
 function createInstruments(meter: Meter): Instruments {
@@ -224,6 +226,10 @@ function createInstruments(meter: Meter): Instruments {
     rehydrations: meter.createCounter("context_ledger.rehydrations", {
       unit: "{artifact}",
       description: "Artifacts brought back into a request, or blocked",
+    }),
+    conflictRetries: meter.createCounter("context_ledger.conflict_retries", {
+      unit: "{retry}",
+      description: "Writes retried after another writer changed the thread first (version conflicts)",
     }),
   };
 }
@@ -263,6 +269,9 @@ function record(m: Instruments, event: EngineEvent): void {
       return;
     case "rehydration_blocked":
       m.rehydrations.add(1, { "context_ledger.outcome": "blocked", "context_ledger.reason": event.reason });
+      return;
+    case "conflict_retry":
+      m.conflictRetries.add(1, { "context_ledger.operation": event.operation });
       return;
     default:
       return;
