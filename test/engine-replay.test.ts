@@ -4,33 +4,14 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { createContextEngine } from "../src/context-engine.js";
-import type { MessageInput } from "../src/log/message.js";
 import { createMemoryStores } from "../src/stores/memory/memory-stores.js";
 import { openSqliteStores } from "../src/stores/sqlite/index.js";
 import type { Stores } from "../src/stores/stores.js";
 import { simpleCounter } from "./support/simple-counter.js";
+import { stepConversation } from "./support/tool-rounds.js";
 
 const dir = mkdtempSync(join(tmpdir(), "context-ledger-replay-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function conversation(turns: number): MessageInput[] {
-  const out: MessageInput[] = [{ id: "sys", role: "system", parts: [{ type: "text", text: "Be exact." }] }];
-  for (let n = 0; n < turns; n++) {
-    out.push({ id: `u${n}`, role: "user", parts: [{ type: "text", text: `Step ${n}?` }] });
-    out.push({
-      id: `a${n}`,
-      role: "assistant",
-      parts: [{ type: "tool_call", callId: `c${n}`, name: "run", args: `{"step":${n}}` }],
-    });
-    out.push({
-      id: `r${n}`,
-      role: "tool",
-      parts: [{ type: "tool_result", callId: `c${n}`, content: `ok ${n} `.repeat(300) }],
-    });
-    out.push({ id: `d${n}`, role: "assistant", parts: [{ type: "text", text: `Step ${n} done.` }] });
-  }
-  return out;
-}
 
 function engineOn(stores: Stores) {
   return createContextEngine({ stores, counter: simpleCounter(), budget: { contextWindow: 100_000 } });
@@ -39,7 +20,7 @@ function engineOn(stores: Stores) {
 /** Runs a thread turn by turn under a small budget and returns the call ids. */
 async function record(stores: Stores): Promise<string[]> {
   const engine = engineOn(stores);
-  const messages = conversation(16);
+  const messages = stepConversation(16);
   const ids: string[] = [];
   for (let i = 0; i < messages.length; i += 4) {
     await engine.append("t", messages.slice(i, i + 4));

@@ -7,7 +7,7 @@ import { ValidationError } from "../src/errors/ledger-error.js";
 import { logLink } from "../src/ledger/ledger-chain.js";
 import { checkLogChain } from "../src/ledger/verify-chain.js";
 import { hashMessageContent } from "../src/log/canonical-json.js";
-import type { Message, MessageInput } from "../src/log/message.js";
+import type { Message } from "../src/log/message.js";
 import { createPlan } from "../src/plan/compaction-plan.js";
 import { MEMORY_ROWS, type MemoryLogRows } from "../src/stores/memory/memory-log-store.js";
 import type { MemoryPlanRows } from "../src/stores/memory/memory-plan-store.js";
@@ -17,27 +17,9 @@ import { STORE_BACKENDS, StoreOpener } from "./support/store-backends.js";
 import { createAtSchema, rawSql } from "./support/store-cases-plan.js";
 import { batch } from "./support/store-fixtures.js";
 import type { StoreTarget } from "./support/store-target.js";
+import { stepConversation } from "./support/tool-rounds.js";
 
 const KEY = "k".repeat(16) + "0123456789abcdef0123";
-
-function conversation(turns: number): MessageInput[] {
-  const out: MessageInput[] = [{ id: "sys", role: "system", parts: [{ type: "text", text: "Be exact." }] }];
-  for (let n = 0; n < turns; n++) {
-    out.push({ id: `u${n}`, role: "user", parts: [{ type: "text", text: `Step ${n}?` }] });
-    out.push({
-      id: `a${n}`,
-      role: "assistant",
-      parts: [{ type: "tool_call", callId: `c${n}`, name: "run", args: `{"step":${n}}` }],
-    });
-    out.push({
-      id: `r${n}`,
-      role: "tool",
-      parts: [{ type: "tool_result", callId: `c${n}`, content: `ok ${n} `.repeat(300) }],
-    });
-    out.push({ id: `d${n}`, role: "assistant", parts: [{ type: "text", text: `Step ${n} done.` }] });
-  }
-  return out;
-}
 
 const engineOn = (stores: Stores, ledgerKey?: string) =>
   createContextEngine({
@@ -50,7 +32,7 @@ const engineOn = (stores: Stores, ledgerKey?: string) =>
 /** Runs a thread turn by turn under a small budget (so plans drop and clear) and returns the last call id. */
 async function recordThread(stores: Stores, ledgerKey?: string): Promise<string> {
   const engine = engineOn(stores, ledgerKey);
-  const messages = conversation(8);
+  const messages = stepConversation(8);
   let callId = "";
   for (let i = 0; i < messages.length; i += 4) {
     await engine.append("t", messages.slice(i, i + 4));

@@ -21,3 +21,23 @@ export function toolRounds(from: number, count: number): MessageInput[] {
   }
   return out;
 }
+
+/** A system prompt, then `turns` rounds of question, tool call, a 2,000-character result and a closing answer. */
+export function stepConversation(turns: number): MessageInput[] {
+  const out: MessageInput[] = [{ id: "sys", role: "system", parts: [{ type: "text", text: "Be exact." }] }];
+  for (let n = 0; n < turns; n++) {
+    out.push({ id: `u${n}`, role: "user", parts: [{ type: "text", text: `Step ${n}?` }] });
+    out.push({
+      id: `a${n}`,
+      role: "assistant",
+      parts: [{ type: "tool_call", callId: `c${n}`, name: "run", args: `{"step":${n}}` }],
+    });
+    out.push({
+      id: `r${n}`,
+      role: "tool",
+      parts: [{ type: "tool_result", callId: `c${n}`, content: `ok ${n} `.repeat(300) }],
+    });
+    out.push({ id: `d${n}`, role: "assistant", parts: [{ type: "text", text: `Step ${n} done.` }] });
+  }
+  return out;
+}
