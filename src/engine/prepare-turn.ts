@@ -11,6 +11,7 @@ import { appliedRefs, saveTurnInputs } from "./call-record.js";
 import { commitPlan, observed, onThread, reportSteps, requireMessages } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
 import { inCall } from "./engine-events.js";
+import { readerView } from "./reader-view.js";
 import {
   announceRehydration,
   leftOut,
@@ -77,14 +78,18 @@ async function runTurn<F extends ProviderFormat>(
   requireMessages(state, threadId);
   const calibration = await core.calibration.get(input.model);
   const calibrated = calibratedBudget(input.budget, calibration.ratio);
-  const { result, rehydration, turn, waited } = await compactTurn(
-    core,
-    state,
-    input,
-    calibrated,
-    calibration.ratio,
-  );
+  const {
+    result: compacted,
+    rehydration,
+    turn,
+    waited,
+  } = await compactTurn(core, state, input, calibrated, calibration.ratio);
   const budget = turn.budget;
+  // What the reader may see: content above the engine's clearance as stubs, or refused before anything is
+  // committed. The stubs keep every call and result, so the request is built and checked again when any was made.
+  const prompt = readerView(core, state.log, compacted.prompt, "prepareTurn");
+  const { request: built, ...rest } = compacted;
+  const result: PipelineSuccess = prompt === compacted.prompt ? compacted : { ...rest, prompt };
   // Transactional: the pipeline built the request in the caller's format (F) and checked it before anything is
   // committed, so a format it did not validate can never leave a committed plan without its call. A pipeline of
   // the caller's own that returns only the prompt gets its request built and checked here, the same way.
@@ -328,6 +333,7 @@ async function recordCall(
     // What it brought back and what it left out (the cooldown reads these across workers).
     ...(rehydrated.length === 0 ? {} : { rehydrated }),
     ...(blocked.length === 0 ? {} : { rehydrationBlocked: blocked }),
+    clearance: core.settings.clearance,
   });
   core.events.emit("call_recorded", state.log.threadId, {
     callId: call.callId,

@@ -233,6 +233,7 @@ export const modelCallRecordSchema = z
         }),
       )
       .optional(),
+    clearance: sensitivitySchema.optional(),
   })
   .strict();
 
