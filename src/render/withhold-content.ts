@@ -117,25 +117,34 @@ export function withholdAboveClearance(
   const messages = prompt.messages.slice();
   for (const { index, sensitivity } of above) {
     const m = messages[index]!;
+    // Of the log's metadata only the class and tool name stay: a harness's own notes (an SDK's per-part fields)
+    // describe the content withheld, and its parts no longer match them.
+    const meta =
+      m.meta === undefined
+        ? undefined
+        : {
+            sensitivity,
+            ...(typeof m.meta.toolName === "string" ? { toolName: m.meta.toolName } : {}),
+          };
     messages[index] = makeRendered(
       m.role,
       withheldParts(m.parts, sensitivity),
       m.provenance,
       options.counter,
       undefined,
-      m.meta,
+      meta,
     );
   }
   const finished = finishPrompt(
-    { threadId: prompt.threadId, length: prompt.logSeq } as LogView,
-    { version: prompt.planVersion } as Parameters<typeof finishPrompt>[1],
+    { threadId: prompt.threadId, length: prompt.logSeq },
+    { version: prompt.planVersion },
     messages,
     {
       counter: options.counter,
       ...(options.formatVersion === undefined ? {} : { formatVersion: options.formatVersion }),
     },
   );
-  // The leading run the previous request shared ends at the first message withheld now, at the latest.
+  // Counted up to the first withheld message only (a lower bound: the previous request is not at hand here).
   let lead = 0;
   for (let i = 0; i < above[0]!.index; i++) lead += messages[i]!.tokens;
   return Object.freeze({
