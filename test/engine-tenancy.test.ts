@@ -204,6 +204,19 @@ for (const backend of STORE_BACKENDS) {
         expect(calls.map((c) => c.clearance)).toEqual(["restricted", "internal"]);
       });
 
+      it("the report's data shows the log and every call's request with stubs to a lower reader", async () => {
+        const { stores } = await opener.fresh();
+        const low = engineOn(stores);
+        await low.append("t", THREAD);
+        await low.prepareTurn("t", { format: "openai" });
+        const data = await gatherReport({ engine: low, stores, database: "db" }, "t");
+        expect(data.calls).toHaveLength(1);
+        expect(data.calls[0]!.verified).toBe(true);
+        expect(json(data)).not.toContain(SECRET);
+        expect(json(data)).not.toContain(CONF);
+        expect(data.texts).toContain("[content withheld: restricted, above this reader's clearance]");
+      });
+
       it("replay: a lower reader is refused a call of a higher one, naming why; an equal or higher one verifies", async () => {
         const { stores } = await opener.fresh();
         const high = engineOn(stores, { clearance: "restricted" });
