@@ -79,6 +79,7 @@ export type { ErrorLocation, LedgerErrorCode, SummarizerFailure } from "./errors
 export {
   AccessDeniedError,
   BudgetInfeasibleError,
+  ClearanceError,
   LedgerError,
   MissingDependencyError,
   NotFoundError,
@@ -86,6 +87,7 @@ export {
   RenderValidationError,
   StoreUnavailableError,
   SummarizerError,
+  ThreadAccessError,
   ValidationError,
   VersionConflictError,
 } from "./errors/ledger-error.js";
@@ -164,7 +166,6 @@ export { kindOf, normalizePlan, resolvePlan } from "./plan/resolve-plan.js";
 export type { PlanProblem } from "./plan/validate-plan.js";
 export { assertPlanValid, validatePlan } from "./plan/validate-plan.js";
 export type { AdapterSource } from "./render/adapter-input.js";
-
 export type {
   AnthropicMessagesOptions,
   AnthropicMessagesRequest,
@@ -197,6 +198,7 @@ export { renderPrompt } from "./render/render-prompt.js";
 export type { Provenance, RenderedKind, RenderedMessage, RenderedPrompt } from "./render/rendered-prompt.js";
 export type { ToolDefinition } from "./render/tool-definitions.js";
 export { countToolDefinitions, toolsForFormat } from "./render/tool-definitions.js";
+export type { AboveClearancePolicy } from "./render/withhold-content.js";
 export type {
   Artifact,
   ArtifactInput,
@@ -227,6 +229,8 @@ export type { ModelCallRecord, ModelCallStore, ModelUsage } from "./stores/model
 export type { CommitOptions, PlanStore } from "./stores/plan-store.js";
 export type { Clock, Stores } from "./stores/stores.js";
 export type { CachedSummary, SummaryCache } from "./stores/summary-cache.js";
+export type { ThreadAccess } from "./stores/thread-tenancy.js";
+export { DEFAULT_TENANT } from "./stores/thread-tenancy.js";
 export type { DropOldestOptions } from "./strategies/drop-oldest-to-fit.js";
 export { dropOldestToFit } from "./strategies/drop-oldest-to-fit.js";
 export type { ArtifactPort, ArtifactWrite, ExternalizationOptions } from "./strategies/externalization.js";

@@ -65,7 +65,8 @@ async function externalizedThread(
   }
   await engine.append(THREAD, [{ id: "x0", role: "assistant", parts: [{ type: "text", text: "looked" }] }]);
   const length = 2 + 2 * artifacts.length;
-  await stores.plans.commit(extendPlan(emptyPlan(THREAD), actions, length), 0);
+  // The thread is acme's: its plan is committed through stores acting for acme.
+  await stores.forTenant!("acme").plans.commit(extendPlan(emptyPlan(THREAD), actions, length), 0);
   const first = await engine.prepareTurn(THREAD, { format: "openai" });
   return { engine, ids, events, first };
 }
@@ -94,7 +95,7 @@ describe("rehydration by reference", () => {
     expect(lastText(turn.request)).toContain(`[Rehydrated artifact ${ids[0]}]\nline one\nline two`);
     expect(events.some((e) => e.type === "rehydrated" && e.detected === true)).toBe(true);
     expect((await engine.replay(turn.callId)).ok).toBe(true);
-    const record = await stores.calls.get(turn.callId);
+    const record = await stores.forTenant!("acme").calls.get(turn.callId);
     expect(record?.rehydrated?.map((r) => r.artifactId)).toEqual([ids[0]]);
   });
 

@@ -100,8 +100,8 @@ describe("createOtelListener", () => {
       tenant: "acme",
       threadId: "t",
     });
-    const plan = await stores.plans.latest("t");
-    await stores.plans.commit(
+    const plan = await stores.forTenant!("acme").plans.latest("t");
+    await stores.forTenant!("acme").plans.commit(
       extendPlan(
         plan!,
         [

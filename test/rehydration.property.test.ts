@@ -136,7 +136,10 @@ async function externalizedThread(
       reason: "moved out",
     });
   }
-  await stores.plans.commit(extendPlan(emptyPlan(THREAD), actions, 1 + 2 * artifacts.length), 0);
+  await stores.forTenant!("acme").plans.commit(
+    extendPlan(emptyPlan(THREAD), actions, 1 + 2 * artifacts.length),
+    0,
+  );
   await engine.prepareTurn(THREAD, { format: "openai" });
   return { engine, cold, ids };
 }

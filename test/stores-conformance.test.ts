@@ -13,6 +13,7 @@ import { planLogCases } from "./support/store-cases-plan-log.js";
 import { planLogPropertyCases } from "./support/store-cases-plan-log-property.js";
 import { processCases } from "./support/store-cases-processes.js";
 import { searchCases } from "./support/store-cases-search.js";
+import { tenancyCases } from "./support/store-cases-tenancy.js";
 
 for (const backend of STORE_BACKENDS) {
   const title = (text: string) => `[${backend.name}] ${text}`;
@@ -54,6 +55,7 @@ for (const backend of STORE_BACKENDS) {
     describe("summaries", () => summaryCases(backend, opener, title));
     describe("model calls", () => callCases(opener, title));
     describe("checkpoints", () => checkpointCases(opener, title));
+    describe("tenancy", () => tenancyCases(opener, title));
     describe("durability", () => durabilityCases(backend, opener, title));
     describe("concurrency and crashes", () => processCases(backend, opener, title));
   });

@@ -33,6 +33,16 @@ export const GLOBAL_FLAGS: FlagTable = {
     value: "PATH",
     help: "SQLite file (default $CONTEXT_LEDGER_DB, else ./.context-ledger/ledger.db) or a postgres:// URL",
   },
+  tenant: {
+    type: "string",
+    value: "ID",
+    help: "tenant to act for (default $CONTEXT_LEDGER_TENANT, else default); another tenant's thread is refused",
+  },
+  clearance: {
+    type: "string",
+    value: "CLASS",
+    help: "public | internal | confidential | restricted (default $CONTEXT_LEDGER_CLEARANCE, else internal): content above it shows as a withheld stub",
+  },
   json: { type: "boolean", help: "machine output: one JSON value on stdout (errors as JSON on stderr)" },
   help: { type: "boolean", help: "print this help and exit" },
 };

@@ -21,6 +21,10 @@ export interface CliContext {
   readonly json: boolean;
   /** `--db` as given (undefined: the environment or the default decides). */
   readonly db: string | undefined;
+  /** `--tenant` as given (undefined: the environment or the default decides). */
+  readonly tenant?: string | undefined;
+  /** `--clearance` as given (undefined: the environment or the default decides). */
+  readonly clearance?: string | undefined;
 }
 
 /** A command of the dispatch table. */
@@ -92,9 +96,15 @@ export function defineCommand<S extends z.ZodType>(spec: CommandSpec<S>): Comman
         return 0;
       }
       const raw = tokenize(argv, { ...spec.flags, ...GLOBAL_FLAGS });
-      const { db, json, help: _, ...flags } = raw.flags;
+      const { db, json, tenant, clearance, help: _, ...flags } = raw.flags;
       const args = validateArgs({ flags, positionals: raw.positionals }, spec.positionals ?? [], spec.schema);
-      const context: CliContext = { io, json: json === true, db: typeof db === "string" ? db : undefined };
+      const context: CliContext = {
+        io,
+        json: json === true,
+        db: typeof db === "string" ? db : undefined,
+        tenant: typeof tenant === "string" ? tenant : undefined,
+        clearance: typeof clearance === "string" ? clearance : undefined,
+      };
       return spec.run(args, context);
     },
   };

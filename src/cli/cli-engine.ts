@@ -15,6 +15,7 @@ import {
   lookupModel,
   MODEL_TABLE,
   NotFoundError,
+  type Sensitivity,
   type Stores,
 } from "../index.js";
 import { UsageError } from "./cli-args.js";
@@ -46,6 +47,31 @@ export function databaseOf(context: CliContext): string {
   if (context.db === "") throw new UsageError("--db must not be empty", { field: "--db" });
   const fromEnv = context.io.env.CONTEXT_LEDGER_DB;
   return context.db ?? (fromEnv === undefined || fromEnv === "" ? DEFAULT_DB : fromEnv);
+}
+
+const CLEARANCES: ReadonlyArray<Sensitivity> = ["public", "internal", "confidential", "restricted"];
+
+/**
+ * Who the command reads and writes as: `--tenant` (else `CONTEXT_LEDGER_TENANT`, else `default`) and
+ * `--clearance` (else `CONTEXT_LEDGER_CLEARANCE`, else `internal`). Threads stored before tenants are the default
+ * tenant's, so a CLI that names none sees them as before.
+ */
+export function readerOf(context: CliContext): { readonly tenant: string; readonly clearance: Sensitivity } {
+  const env = context.io.env;
+  const pick = (flag: string | undefined, name: string) => {
+    if (flag === "") throw new UsageError(`--${name} must not be empty`, { field: `--${name}` });
+    const fromEnv = env[`CONTEXT_LEDGER_${name.toUpperCase()}`];
+    return flag ?? (fromEnv === undefined || fromEnv === "" ? undefined : fromEnv);
+  };
+  const tenant = pick(context.tenant, "tenant") ?? "default";
+  const clearance = pick(context.clearance, "clearance") ?? "internal";
+  if (!(CLEARANCES as ReadonlyArray<string>).includes(clearance)) {
+    throw new UsageError(
+      `--clearance must be one of ${CLEARANCES.join(", ")} (or $CONTEXT_LEDGER_CLEARANCE), got ${JSON.stringify(clearance)}`,
+      { field: "--clearance" },
+    );
+  }
+  return { tenant, clearance: clearance as Sensitivity };
 }
 
 function isPostgres(target: string): boolean {
@@ -83,13 +109,18 @@ function tokenizerFor(model: string | undefined): Pick<ContextEngineOptions, "to
 }
 
 /** Builds an engine on the stores; a config file is checked here so its errors name the file and field. */
-export function engineOn(stores: Stores, choice: EngineChoice): ContextEngine {
+export function engineOn(
+  stores: Stores,
+  choice: EngineChoice,
+  reader: { readonly tenant?: string; readonly clearance?: Sensitivity } = {},
+): ContextEngine {
   const configured =
     choice.config === undefined
       ? undefined
       : loadPipelineConfig(choice.config, { summaryCache: stores.summaries, artifacts: stores.artifacts });
   return createContextEngine({
     stores,
+    ...reader,
     ...tokenizerFor(choice.model),
     // Every command that compacts passes its own `--budget`; this default only has to be valid.
     budget: configured?.budget ?? createTokenBudget({ contextWindow: 1_000_000 }),
@@ -108,17 +139,20 @@ export async function withEngine<T>(
   work: (engine: ContextEngine, stores: Stores, database: string) => Promise<T>,
 ): Promise<T> {
   const database = databaseOf(context);
-  const stores = await openStores(database, choice.readOnly === true);
+  const reader = readerOf(context);
+  const opened = await openStores(database, choice.readOnly === true);
   let engine: ContextEngine | undefined;
   try {
+    // The command's own reads of the stores act for its tenant too, as the engine's do.
+    const stores = opened.tenant === reader.tenant ? opened : (opened.forTenant?.(reader.tenant) ?? opened);
     const ledgerKey = ledgerKeyOf(context);
-    engine = engineOn(stores, ledgerKey === undefined ? choice : { ...choice, ledgerKey });
+    engine = engineOn(stores, ledgerKey === undefined ? choice : { ...choice, ledgerKey }, reader);
     const result = await work(engine, stores, database);
     await engine.idle();
     return result;
   } finally {
     await engine?.idle().catch(() => undefined);
-    await stores.close();
+    await opened.close();
   }
 }
 

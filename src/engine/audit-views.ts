@@ -9,6 +9,7 @@ import type { RenderedPrompt } from "../render/rendered-prompt.js";
 import { observed, requireMessages } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
 import { type ExplainFilter, type Explanation, explainPlan } from "./explain.js";
+import { readerView } from "./reader-view.js";
 import { inputOf } from "./thread-cache.js";
 
 /** Options of `render`. */
@@ -74,11 +75,12 @@ export function renderThread<F extends ProviderFormat>(
     const log = await logAt(core, threadId, options.logSeq);
     const plan = await planAt(core, threadId, options.planVersion);
     const injections = (options.injected ?? []).map((i) => (typeof i === "string" ? { text: i } : i));
-    const prompt = renderPrompt(log, plan, {
+    const rendered = renderPrompt(log, plan, {
       counter: core.counter,
       injections,
       pendingCalls: core.pendingCalls,
     });
+    const prompt = readerView(core, log, rendered, "render");
     return { request: toProviderRequest(options.format, prompt), prompt };
   });
 }
@@ -93,7 +95,8 @@ export function explainThread(
     const log = await logAt(core, threadId, undefined);
     const { planVersion, ...filter } = options;
     const plan = await planAt(core, threadId, planVersion);
-    return explainPlan(log, plan, core.counter, filter);
+    const { clearance, aboveClearance: policy } = core.settings;
+    return explainPlan(log, plan, core.counter, filter, { clearance, policy });
   });
 }
 

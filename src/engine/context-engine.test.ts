@@ -268,6 +268,7 @@ describe("prepareTurn", () => {
     expect(await stores.calls.get("call-1")).toEqual({
       callId: "call-1",
       callNumber: 1,
+      clearance: "internal",
       threadId: "t",
       logSeq: 6,
       planVersion: 0,

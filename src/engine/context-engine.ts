@@ -22,6 +22,7 @@ import { type CompactOptions, type CompactResult, compactAllThreads, compactThre
 import { prepareTurn } from "./prepare-turn.js";
 import { type RecallRequest, type RecallResult, recall } from "./recall.js";
 import { type ReplayResult, replayCall, replayThreadCalls } from "./replay.js";
+import { checkThreadAccess } from "./thread-access.js";
 import type { LoaderFactory } from "./thread-loader.js";
 import type { PreparedTurn, PrepareTurnOptions } from "./turn-options.js";
 
@@ -100,6 +101,7 @@ async function recordUsage(core: EngineCore, callId: string, usage: ModelUsage):
   if (record === undefined) {
     throw new NotFoundError(`model call ${JSON.stringify(callId)} was never recorded`, { field: "callId" });
   }
+  await checkThreadAccess(core, record.threadId, "recordUsage");
   return observed(core, "recordUsage", record.threadId, async () => {
     await core.stores.calls.setUsage(callId, usage);
     const calibration =
@@ -123,24 +125,35 @@ async function recordUsage(core: EngineCore, callId: string, usage: ModelUsage):
  */
 export function createEngine(options: ContextEngineOptions, makeLoader?: LoaderFactory): ContextEngine {
   const core = createEngineCore(options, makeLoader);
+  /** Runs `work` once the engine has checked that the thread is its tenant's. */
+  const checked =
+    <T>(operation: string, work: () => Promise<T>) =>
+    async (threadId: string): Promise<T> => {
+      await checkThreadAccess(core, threadId, operation);
+      return work();
+    };
   return Object.freeze({
     append: (threadId: string, messages: ReadonlyArray<MessageInput>) =>
-      appendMessages(core, threadId, messages),
+      checked("append", () => appendMessages(core, threadId, messages))(threadId),
     prepareTurn: <F extends ProviderFormat>(threadId: string, o: PrepareTurnOptions<F>) =>
-      prepareTurn(core, threadId, o),
+      checked("prepareTurn", () => prepareTurn(core, threadId, o))(threadId),
     recordUsage: (callId: string, usage: ModelUsage) => recordUsage(core, callId, usage),
     calibration: (model: string) => core.calibration.get(model),
     replay: (callId: string) => replayCall(core, callId),
     replayThread: (threadId: string) => replayThreadCalls(core, threadId),
-    diff: (threadId: string, from: number, to: number) => diffThread(core, threadId, from, to),
+    diff: (threadId: string, from: number, to: number) =>
+      checked("diff", () => diffThread(core, threadId, from, to))(threadId),
     explain: (threadId: string, o?: { readonly planVersion?: number } & ExplainFilter) =>
-      explainThread(core, threadId, o),
-    locateMessages: (threadId: string, ids: ReadonlyArray<string>) => locateMessages(core, threadId, ids),
+      checked("explain", () => explainThread(core, threadId, o))(threadId),
+    locateMessages: (threadId: string, ids: ReadonlyArray<string>) =>
+      checked("locateMessages", () => locateMessages(core, threadId, ids))(threadId),
     render: <F extends ProviderFormat>(threadId: string, o: RenderOptionsForThread<F>) =>
-      renderThread(core, threadId, o),
-    compact: (threadId: string, o?: CompactOptions) => compactThread(core, threadId, o),
+      checked("render", () => renderThread(core, threadId, o))(threadId),
+    compact: (threadId: string, o?: CompactOptions) =>
+      checked("compact", () => compactThread(core, threadId, o))(threadId),
     compactAll: (o?: CompactOptions) => compactAllThreads(core, o),
-    recall: (threadId: string, request: RecallRequest) => recall(core, threadId, request),
+    recall: (threadId: string, request: RecallRequest) =>
+      checked("recall", () => recall(core, threadId, request))(threadId),
     idle: async () => {
       // A background run's commit may make the loader write (a checkpoint), and a write never schedules a run.
       await core.jobs.idle();

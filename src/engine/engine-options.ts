@@ -4,7 +4,9 @@ import type { Pipeline } from "../compaction/pipeline-types.js";
 import { ValidationError } from "../errors/ledger-error.js";
 import type { Sensitivity } from "../log/message.js";
 import type { PendingCallMode } from "../render/render-prompt.js";
+import type { AboveClearancePolicy } from "../render/withhold-content.js";
 import type { Stores } from "../stores/stores.js";
+import { DEFAULT_TENANT } from "../stores/thread-tenancy.js";
 import { parseOptions } from "../strategies/options.js";
 import type { Summarizer } from "../strategies/summarizer.js";
 import type { OverheadProfileName } from "../tokens/message-counter.js";
@@ -69,16 +71,28 @@ export interface ContextEngineSettings {
   readonly summarization?: SummarizationMode;
   /** Listeners of the engine's typed events. */
   readonly events?: EngineListener | ReadonlyArray<EngineListener>;
-  /** Tenant of the artifacts the engine writes and reads (default `default`). */
+  /**
+   * The tenant the engine acts for (default: the stores' own, `default` unless they were bound with
+   * `stores.forTenant`). A thread belongs to the tenant of its first append: the engine refuses another
+   * tenant's thread on every operation with `ThreadAccessError`, and its artifacts are written and read as this
+   * tenant's.
+   */
   readonly tenant?: string;
   /** How artifacts the model or the user refers to come back into the request (see `RehydrationOptions`). */
   readonly rehydration?: RehydrationOptions;
   /**
-   * The most sensitive class the engine may bring back into a request (default `internal`): rehydration and
-   * `recall` read artifacts with it as an artifact store's clearance, and `recall` leaves out messages whose
-   * `meta.sensitivity` is above.
+   * The most sensitive class the engine's reader may see (default `internal`; a message without
+   * `meta.sensitivity` is `internal`). Every read path holds messages above it back: `prepareTurn`, `render`,
+   * `explain`, the report's data and `recall` (see `aboveClearance`); rehydration and `recall` read artifacts
+   * with it as an artifact store's clearance; `replay` refuses a call whose request carried content above it.
    */
   readonly clearance?: Sensitivity;
+  /**
+   * What a read does with content above `clearance` (default `placeholder`): `placeholder` keeps the message
+   * (and its tool call / result pairing) with its content replaced by a stub that says it was withheld;
+   * `refuse` throws `ClearanceError` instead.
+   */
+  readonly aboveClearance?: AboveClearancePolicy;
   /** What `recall` returns: at most `maxTokens` tokens (default 4,000), counted with the engine's counter. */
   readonly recall?: { readonly maxTokens?: number };
   /**
@@ -123,6 +137,7 @@ export const engineSettingsSchema = z.strictObject({
   summarization: z.enum(["background", "inline"]).exactOptional(),
   tenant: z.string().trim().min(1).exactOptional(),
   clearance: z.enum(["public", "internal", "confidential", "restricted"]).exactOptional(),
+  aboveClearance: z.enum(["placeholder", "refuse"]).exactOptional(),
   rehydration: z
     .strictObject({
       detect: z.boolean().exactOptional(),
@@ -184,6 +199,7 @@ export interface EngineSettings {
   readonly summarization: SummarizationMode | undefined;
   readonly tenant: string;
   readonly clearance: Sensitivity;
+  readonly aboveClearance: AboveClearancePolicy;
   readonly rehydration: {
     readonly detect: boolean;
     readonly cooldownCalls: number;
@@ -266,8 +282,9 @@ export function parseEngineOptions(options: ContextEngineOptions): EngineSetting
   const o = parseOptions(engineSettingsSchema, json, "engine");
   return {
     summarization: o.summarization,
-    tenant: o.tenant ?? "default",
+    tenant: o.tenant ?? s.tenant ?? DEFAULT_TENANT,
     clearance: o.clearance ?? "internal",
+    aboveClearance: o.aboveClearance ?? "placeholder",
     rehydration: {
       detect: o.rehydration?.detect ?? true,
       cooldownCalls: o.rehydration?.cooldownCalls ?? 3,

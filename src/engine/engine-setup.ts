@@ -9,6 +9,7 @@ import {
 } from "../compaction/pipeline-config.js";
 import type { Pipeline } from "../compaction/pipeline-types.js";
 import { ValidationError } from "../errors/ledger-error.js";
+import type { Stores } from "../stores/stores.js";
 import { memosOf } from "../strategies/strategy-memo.js";
 import { createTokenizer } from "../tokens/create-tokenizer.js";
 import { createMessageCounter } from "../tokens/message-counter.js";
@@ -133,12 +134,29 @@ export function toBudget(value: BudgetInput): TokenBudget {
   return typeof value === "number" ? requestBudget(value) : createTokenBudget(value as TokenBudgetOptions);
 }
 
+/**
+ * The stores acting for the engine's tenant: as given when they act for it already (or keep no tenants), else
+ * the same backend bound with `forTenant`. Bind wrapped stores yourself (`stores.forTenant(t)`, then wrap), or
+ * the binding here reaches past the wrapper to the backend's own stores.
+ */
+function storesFor(stores: Stores, tenant: string): Stores {
+  if (stores.tenant === undefined || stores.tenant === tenant) return stores;
+  if (stores.forTenant === undefined) {
+    throw new ValidationError(
+      `engine option tenant is ${JSON.stringify(tenant)} but the stores act for tenant ${JSON.stringify(stores.tenant)} and cannot be bound to another`,
+      { field: "tenant" },
+    );
+  }
+  return stores.forTenant(tenant);
+}
+
 /** Validates the options and wires the shared parts of an engine. */
 export function createEngineCore(
   options: ContextEngineOptions,
   makeLoader: LoaderFactory = cachedLoader,
 ): EngineCore {
   const settings = parseEngineOptions(options);
+  const stores = storesFor(options.stores, settings.tenant);
   const pipelines = buildPipelines(options, settings);
   // The type demands one of them; plain JavaScript callers are checked here.
   const budgetSource = ("budget" in options ? options.budget : undefined) ?? pipelines.budget;
@@ -168,9 +186,9 @@ export function createEngineCore(
         : options.events;
   // What a thread checkpoint carries of the strategies' memos, as the strategies declare it.
   const memos = memosOf([...pipelines.full.strategies, ...pipelines.inline.strategies]);
-  const cache = new ThreadCache(options.stores, counter, settings.cacheThreads);
+  const cache = new ThreadCache(stores, counter, settings.cacheThreads);
   const core: EngineCore = {
-    stores: options.stores,
+    stores,
     settings,
     counter,
     budget,
@@ -181,18 +199,16 @@ export function createEngineCore(
     pendingCalls: pipelines.full.pendingCalls,
     events: createEventSink(listeners, now),
     loader: makeLoader({
-      stores: options.stores,
+      stores,
       counter,
       cache,
       memos,
       onError: (threadId, error) => reportError(core, "checkpoint", threadId, error),
     }),
-    calibration: new CalibrationCache(options.stores.calls, settings.calibration, now),
+    calibration: new CalibrationCache(stores.calls, settings.calibration, now),
     locks: new ThreadLocks(),
     jobs: new BackgroundRuns(),
-    indexer: new SearchIndexer(options.stores.log, (threadId, error) =>
-      reportError(core, "index", threadId, error),
-    ),
+    indexer: new SearchIndexer(stores.log, (threadId, error) => reportError(core, "index", threadId, error)),
     now,
     newCallId: options.newCallId ?? (() => randomUUID()),
     retryEnvironment: SYSTEM_RETRY_ENVIRONMENT,

@@ -1,8 +1,11 @@
-import type { Message, Role } from "../log/message.js";
+import { ClearanceError } from "../errors/ledger-error.js";
+import type { Message, Role, Sensitivity } from "../log/message.js";
+import { mayRead, sensitivityOfMessage } from "../log/sensitivity.js";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import { FATE_OF, finalStates, type MessageFate } from "../plan/final-states.js";
 import { decisionAt } from "../plan/resolve-for-log.js";
+import { type ReaderClearance, withheldText } from "../render/withhold-content.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
 
 export type { MessageFate } from "../plan/final-states.js";
@@ -18,8 +21,16 @@ export interface ExplainRow {
   /** Strategy and reason of the action governing the message; absent when it is kept by default. */
   readonly strategy?: string;
   readonly reason?: string;
-  /** The start of the message's content on one line: its text, tool calls as `name(args)`, results. */
+  /**
+   * The start of the message's content on one line: its text, tool calls as `name(args)`, results; for a message
+   * above the reader's clearance, the stub that says it was withheld.
+   */
   readonly preview: string;
+  /**
+   * The message's class when it is above the reader's clearance: its content is then neither previewed nor
+   * searched.
+   */
+  readonly withheld?: Sensitivity;
 }
 
 /** Which rows an explanation lists (totals always cover the whole plan). */
@@ -71,6 +82,7 @@ export function explainPlan(
   plan: CompactionPlan,
   counter: MessageCounter,
   filter: ExplainFilter = {},
+  reader: ReaderClearance = { clearance: "restricted", policy: "placeholder" },
 ): Explanation {
   const needle = filter.grep?.toLowerCase();
   // The message counts are the shared final-state counts; the rows read the same resolution, so they agree.
@@ -88,7 +100,16 @@ export function explainPlan(
     totals[state].tokens += tokens;
     if (filter.state !== undefined && state !== filter.state) continue;
     if (filter.id !== undefined && message.id !== filter.id) continue;
-    const text = contentText(message);
+    const sensitivity = sensitivityOfMessage(message);
+    const withheld = !mayRead(sensitivity, reader.clearance);
+    if (withheld && reader.policy === "refuse") {
+      throw new ClearanceError(
+        `explain refused: message ${JSON.stringify(message.id)} is ${sensitivity}, above the reader's clearance ${reader.clearance}; raise the clearance, or use aboveClearance "placeholder" to list it without its content`,
+        { threadId: log.threadId, messageId: message.id },
+      );
+    }
+    // A withheld message is searched by its stub only: "where did X go?" must not tell that X is in it.
+    const text = withheld ? withheldText(sensitivity) : contentText(message);
     if (needle !== undefined && !text.toLowerCase().includes(needle)) continue;
     rows.push({
       seq,
@@ -100,6 +121,7 @@ export function explainPlan(
         ? {}
         : { strategy: decision.action.strategy, reason: decision.action.reason }),
       preview: previewOf(text),
+      ...(withheld ? { withheld: sensitivity } : {}),
     });
   }
   return { threadId: log.threadId, planVersion: plan.version, logSeq: log.length, rows, totals };

@@ -12,6 +12,7 @@ import { commitPlan, observed, onThread, reportSteps, requireMessages } from "./
 import type { EngineCore } from "./engine-core.js";
 import { inCall } from "./engine-events.js";
 import { chainHeads } from "./ledger-audit.js";
+import { readerView } from "./reader-view.js";
 import {
   announceRehydration,
   leftOut,
@@ -78,14 +79,18 @@ async function runTurn<F extends ProviderFormat>(
   requireMessages(state, threadId);
   const calibration = await core.calibration.get(input.model);
   const calibrated = calibratedBudget(input.budget, calibration.ratio);
-  const { result, rehydration, turn, waited } = await compactTurn(
-    core,
-    state,
-    input,
-    calibrated,
-    calibration.ratio,
-  );
+  const {
+    result: compacted,
+    rehydration,
+    turn,
+    waited,
+  } = await compactTurn(core, state, input, calibrated, calibration.ratio);
   const budget = turn.budget;
+  // What the reader may see: content above the engine's clearance as stubs, or refused before anything is
+  // committed. The stubs keep every call and result, so the request is built and checked again when any was made.
+  const prompt = readerView(core, state.log, compacted.prompt, "prepareTurn");
+  const { request: built, ...rest } = compacted;
+  const result: PipelineSuccess = prompt === compacted.prompt ? compacted : { ...rest, prompt };
   // Transactional: the pipeline built the request in the caller's format (F) and checked it before anything is
   // committed, so a format it did not validate can never leave a committed plan without its call. A pipeline of
   // the caller's own that returns only the prompt gets its request built and checked here, the same way.
@@ -331,6 +336,7 @@ async function recordCall(
     ...(rehydrated.length === 0 ? {} : { rehydrated }),
     ...(blocked.length === 0 ? {} : { rehydrationBlocked: blocked }),
     ...heads,
+    clearance: core.settings.clearance,
   });
   core.events.emit("call_recorded", state.log.threadId, {
     callId: call.callId,

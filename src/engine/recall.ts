@@ -7,13 +7,14 @@
  */
 
 import { z } from "zod";
-import { AccessDeniedError, NotFoundError, ValidationError } from "../errors/ledger-error.js";
+import { AccessDeniedError, ClearanceError, NotFoundError, ValidationError } from "../errors/ledger-error.js";
 import { deepFreeze } from "../log/deep-freeze.js";
 import { type LogView, toolNameOfResult } from "../log/log-view.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import { FATE_OF, finalStates } from "../plan/final-states.js";
 import { decisionAt } from "../plan/resolve-for-log.js";
 import { RECALL_LIMIT_DEFAULT, RECALL_LIMIT_MAX } from "../render/recall-tool.js";
+import { withheldText } from "../render/withhold-content.js";
 import { type Artifact, mayRead } from "../stores/artifact-store.js";
 import { searchTerms, searchTextOf } from "../stores/log-search.js";
 import type { LogSearchHit } from "../stores/log-store.js";
@@ -166,16 +167,29 @@ async function recallCall(core: EngineCore, threadId: string, callId: string, co
       const part = message.parts[i]!;
       if (part.type === "tool_call" && part.callId === callId) called = true;
       if (part.type !== "tool_result" || part.callId !== callId) continue;
-      if (!mayRead(message.meta.sensitivity ?? "internal", clearance)) {
+      const sensitivity = message.meta.sensitivity ?? "internal";
+      toolName ??= toolNameOf(log, seq, i);
+      if (!mayRead(sensitivity, clearance)) {
         withheld++;
+        // Placeholder policy: the result is named with a stub, so the model knows it exists but not what it says.
+        found.push({
+          messageId: message.id,
+          content: withheldText(sensitivity),
+          isError: part.isError === true,
+        });
         continue;
       }
-      toolName ??= toolNameOf(log, seq, i);
       found.push({ messageId: message.id, content: part.content, isError: part.isError === true });
     }
   }
   const where = { threadId, field: "callId" };
-  if (found.length === 0 && withheld > 0) {
+  if (withheld > 0 && core.settings.aboveClearance === "refuse") {
+    throw new ClearanceError(
+      `recall of call ${JSON.stringify(callId)} refused: ${withheld} of its results are above this engine's clearance (${clearance})`,
+      where,
+    );
+  }
+  if (found.length === withheld && withheld > 0) {
     throw new AccessDeniedError(
       `the result of call ${JSON.stringify(callId)} is more sensitive than this engine's clearance (${clearance}) and may not be recalled`,
       where,

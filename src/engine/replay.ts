@@ -1,5 +1,6 @@
-import { LedgerError, NotFoundError } from "../errors/ledger-error.js";
+import { ClearanceError, LedgerError, NotFoundError } from "../errors/ledger-error.js";
 import type { Message } from "../log/message.js";
+import { mayRead } from "../log/sensitivity.js";
 import { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import {
@@ -10,12 +11,18 @@ import {
 } from "../render/provider-rules.js";
 import { renderPrompt } from "../render/render-prompt.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
+import { aboveClearance, withholdAboveClearance } from "../render/withhold-content.js";
 import type { ModelCallRecord } from "../stores/model-call-store.js";
-import { RENDER_FORMAT_VERSION, RENDER_FORMAT_VERSIONS } from "../texts/placeholders.js";
+import {
+  RENDER_FORMAT_VERSION,
+  RENDER_FORMAT_VERSIONS,
+  type RenderFormatVersion,
+} from "../texts/placeholders.js";
 import { loadTurnInputs } from "./call-record.js";
 import { observed } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
 import { judgeCall, type LedgerVerdict, readChains, type ThreadChains } from "./ledger-audit.js";
+import { checkThreadAccess } from "./thread-access.js";
 import { inputOf } from "./thread-cache.js";
 
 /** The outcome of re-rendering a past model call and checking it against what was sent. */
@@ -64,6 +71,7 @@ export function replayCall(core: EngineCore, callId: string): Promise<ReplayResu
     if (record === undefined) {
       throw new NotFoundError(`model call ${JSON.stringify(callId)} was never recorded`, { field: "callId" });
     }
+    await checkThreadAccess(core, record.threadId, "replay");
     const result = await replayRecord(core, record);
     core.events.emit("replayed", record.threadId, {
       callId,
@@ -104,6 +112,7 @@ function storeSource(core: EngineCore): ReplaySource {
  * its log rather than one per call. Each result is what `replay` returns for that call.
  */
 export async function* replayThreadCalls(core: EngineCore, threadId: string): AsyncGenerator<ReplayResult> {
+  await checkThreadAccess(core, threadId, "replay");
   const records = await core.stores.calls.list(threadId);
   const upTo = records.reduce((most, r) => Math.max(most, r.logSeq), 0);
   const planUpTo = records.reduce((most, r) => Math.max(most, r.planVersion), 0);
@@ -239,17 +248,32 @@ async function replayRecord(
     callId: record.callId,
   });
   let prompt: RenderedPrompt;
+  // As the call's reader saw it: content above the clearance it was recorded for held back as stubs.
+  const log = stored.log;
+  const asRecorded = (formatVersion?: RenderFormatVersion) =>
+    recordedView(
+      core,
+      log,
+      record,
+      renderPrompt(log, plan, {
+        counter: core.counter,
+        ...inputs,
+        ...(formatVersion === undefined ? {} : { formatVersion }),
+      }),
+      formatVersion,
+    );
   try {
-    prompt = renderPrompt(stored.log, plan, { counter: core.counter, ...inputs });
+    prompt = asRecorded();
     // A call recorded under an earlier render format (its texts changed since) renders in that format.
     for (const formatVersion of RENDER_FORMAT_VERSIONS.slice(1)) {
       if (prompt.hash === record.requestHash || stored.problems.length > 0) break;
-      const earlier = renderPrompt(stored.log, plan, { counter: core.counter, ...inputs, formatVersion });
+      const earlier = asRecorded(formatVersion);
       if (earlier.hash === record.requestHash) prompt = earlier;
     }
   } catch (error) {
     return fail(`the stored log and plan no longer render: ${messageOf(error)}`, stored.problems);
   }
+  refuseAboveReader(core, log, record, prompt);
   const format = record.format as ProviderFormat;
   const request = toProviderRequest(format, prompt);
   const problems = [
@@ -267,6 +291,47 @@ async function replayRecord(
       ? `request hash differs: ${stored.problems[0]}`
       : `request hash differs although every stored message matches its stored hash: the renderer (format version now ${RENDER_FORMAT_VERSION}) or the call's turn inputs changed since the call`;
   return { ...rendered, ok: false, mismatch, problems: problems.length === 0 ? [mismatch] : problems };
+}
+
+/** A re-rendered call as its reader got it: content above the recorded clearance as stubs. */
+function recordedView(
+  core: EngineCore,
+  log: ThreadLog,
+  record: ModelCallRecord,
+  prompt: RenderedPrompt,
+  formatVersion: RenderFormatVersion | undefined,
+): RenderedPrompt {
+  const clearance = record.clearance ?? "restricted";
+  const reader = { clearance, policy: "placeholder" } as const;
+  const what = `replay of call ${JSON.stringify(record.callId)}`;
+  return withholdAboveClearance(prompt, log, reader, {
+    counter: core.counter,
+    what,
+    ...(formatVersion === undefined ? {} : { formatVersion }),
+  });
+}
+
+/**
+ * Refuses the replay when the request the call sent carries content above this engine's clearance (a call made
+ * for a reader of higher clearance): a replay hands the request out, so it must not show more than a render
+ * would. Content the call itself sent as stubs does not count.
+ */
+function refuseAboveReader(
+  core: EngineCore,
+  log: ThreadLog,
+  record: ModelCallRecord,
+  prompt: RenderedPrompt,
+): void {
+  const recorded = record.clearance ?? "restricted";
+  const shown = aboveClearance(prompt, log, core.settings.clearance).filter((m) =>
+    mayRead(m.sensitivity, recorded),
+  );
+  if (shown.length === 0) return;
+  const first = shown[0]!;
+  throw new ClearanceError(
+    `replay of call ${JSON.stringify(record.callId)} refused: it was made for a reader with clearance ${recorded} and its request carries ${first.sensitivity} content, above this engine's clearance ${core.settings.clearance}; replay it with an engine (or CLI --clearance) of clearance ${first.sensitivity} or higher`,
+    { threadId: record.threadId },
+  );
 }
 
 /** The stored log up to the call's seq, with every sign of tampering found on the way. */

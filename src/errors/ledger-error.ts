@@ -201,6 +201,25 @@ export class AccessDeniedError extends LedgerError {
   }
 }
 
+/**
+ * The thread belongs to another tenant than the caller's (an engine, CLI or store acting for one tenant). The
+ * message names the thread and never the tenant that owns it; nothing was read or written.
+ */
+export class ThreadAccessError extends AccessDeniedError {
+  constructor(threadId: string, operation: string) {
+    super(
+      `${operation} refused: the thread belongs to another tenant than this caller's; use an engine or CLI (--tenant) of the thread's own tenant`,
+      { threadId },
+    );
+  }
+}
+
+/**
+ * Content above the reader's clearance was asked for where a placeholder will not do: an engine with
+ * `aboveClearance: "refuse"`, or the replay of a call that carried content the reader may not see.
+ */
+export class ClearanceError extends AccessDeniedError {}
+
 /** A thread, plan version, artifact or model call that does not exist (or has expired). */
 export class NotFoundError extends LedgerError {
   constructor(problem: string, where: ErrorLocation = {}) {

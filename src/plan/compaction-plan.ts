@@ -1,4 +1,5 @@
 import { deepFreeze } from "../log/deep-freeze.js";
+import type { Sensitivity } from "../log/message.js";
 
 /** What a plan does with the messages of a span. */
 export type ActionKind = "include" | "clear" | "summarize" | "externalize" | "drop";
@@ -87,6 +88,11 @@ export interface SummarizationRecord {
   readonly promptVersion: string;
   /** Content hash of the summarized span (the summary cache key). */
   readonly spanHash?: string;
+  /**
+   * The strictest class among the messages the summary stands for (a reader below it sees a stub instead);
+   * absent in older plans and from custom strategies, when a render reads it from the span's messages.
+   */
+  readonly sensitivity?: Sensitivity;
 }
 
 /** Replace a span by a pointer to an artifact plus a short summary. */
@@ -97,6 +103,8 @@ export interface ExternalizationRecord {
   readonly sizeChars?: number;
   /** Tenant the artifact was written for (so a read under another tenant can say so); absent in older plans. */
   readonly tenant?: string;
+  /** The strictest class among the span's messages, as for a summary (absent in older plans). */
+  readonly sensitivity?: Sensitivity;
 }
 
 /** Omit a span from the request. */

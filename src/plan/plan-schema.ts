@@ -4,6 +4,9 @@ import { canonicalJson } from "../log/canonical-json.js";
 import { formatIssuePath } from "../log/message-schema.js";
 import { type CompactionPlan, createPlan } from "./compaction-plan.js";
 
+/** The class a summary or pointer record carries (the strictest of its span). */
+const sensitivityField = z.enum(["public", "internal", "confidential", "restricted"]).optional();
+
 const stringList = z.array(z.string());
 
 const structuredSummarySchema = z
@@ -67,6 +70,7 @@ const recordSchemas = {
       summarizerId: z.string().min(1),
       promptVersion: z.string().min(1),
       spanHash: z.string().optional(),
+      sensitivity: sensitivityField,
     })
     .strict(),
   externalize: z
@@ -76,6 +80,7 @@ const recordSchemas = {
       summary: z.string(),
       sizeChars: z.number().int().nonnegative().optional(),
       tenant: z.string().min(1).optional(),
+      sensitivity: sensitivityField,
     })
     .strict(),
   drop: z

@@ -164,8 +164,8 @@ export function hashRendered(
 
 /** Assembles the final `RenderedPrompt` with totals, hash and cache-stability figures. */
 export function finishPrompt(
-  log: LogView,
-  plan: CompactionPlan,
+  log: Pick<LogView, "threadId" | "length">,
+  plan: Pick<CompactionPlan, "version">,
   messages: ReadonlyArray<RenderedMessage>,
   options: {
     readonly counter: MessageCounter;

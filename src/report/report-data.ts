@@ -8,8 +8,9 @@
  */
 import type { ContextEngine, MessageFate, ReplayResult, Stores } from "../index.js";
 import { NotFoundError } from "../index.js";
-import type { Part } from "../log/message.js";
+import type { Part, Sensitivity } from "../log/message.js";
 import type { RenderedMessage } from "../render/rendered-prompt.js";
+import { withheldText } from "../render/withhold-content.js";
 import type { ModelCallRecord } from "../stores/model-call-store.js";
 
 /** What a plan does with a message: its fate and the strategy and reason of the action behind it. */
@@ -132,12 +133,20 @@ export async function gatherReport(source: ReportSource, threadId: string): Prom
   const seqOf = new Map<string, number>();
   const messages: ReportMessage[] = entries.map(({ message }) => {
     seqOf.set(message.id, message.seq);
-    return [message.id, message.role, texts.add(partsText(message.parts)), 0];
+    return [message.id, message.role, -1, 0];
   });
   const versions = await versionsOf(stores, threadId, records);
   const total = versions.length + records.length;
   const progress = (done: number) => source.onProgress?.(done, total);
-  const plans = await planVersions(engine, threadId, versions, actions, messages, progress);
+  // `explain` says which messages are above the engine's clearance (or refuses them): those show as stubs.
+  const withheld = new Map<number, Sensitivity>();
+  const plans = await planVersions(engine, threadId, versions, actions, messages, progress, withheld);
+  messages.forEach((m, seq) => {
+    const sensitivity = withheld.get(seq);
+    const text =
+      sensitivity === undefined ? partsText(entries[seq]!.message.parts) : withheldText(sensitivity);
+    messages[seq] = [m[0], m[1], texts.add(text), m[3]];
+  });
   const requests = new Interner<ReportRequestMessage>((m) => JSON.stringify(m));
   const calls: ReportCall[] = [];
   // One pass over the thread's calls, reading the stored log and each plan version once for all of them.
@@ -169,6 +178,7 @@ async function planVersions(
   actions: Interner<ReportAction>,
   messages: ReportMessage[],
   progress: (done: number) => void,
+  withheld: Map<number, Sensitivity>,
 ): Promise<ReportPlan[]> {
   let previous: number[] = messages.map(() => -1);
   const plans: ReportPlan[] = [];
@@ -178,6 +188,7 @@ async function planVersions(
     for (const row of explanation.rows) {
       if (row.seq >= messages.length) continue;
       const m = messages[row.seq]!;
+      if (row.withheld !== undefined) withheld.set(row.seq, row.withheld);
       if (m[3] === 0) messages[row.seq] = [m[0], m[1], m[2], row.tokens];
       if (row.state !== "kept")
         current[row.seq] = actions.add([row.state, row.strategy ?? "", row.reason ?? ""]);

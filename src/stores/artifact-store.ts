@@ -69,14 +69,5 @@ export interface ArtifactStore {
   delete?(artifactId: string, context: SecurityContext): Promise<boolean>;
 }
 
-const RANK: Readonly<Record<Sensitivity, number>> = Object.freeze({
-  public: 0,
-  internal: 1,
-  confidential: 2,
-  restricted: 3,
-});
-
 /** Whether a caller with `clearance` may read content of class `sensitivity`. */
-export function mayRead(sensitivity: Sensitivity, clearance: Sensitivity = "internal"): boolean {
-  return RANK[sensitivity] <= RANK[clearance];
-}
+export { mayRead } from "../log/sensitivity.js";

@@ -13,6 +13,7 @@ import {
   storedMessageSchema,
   tokenCountsSchema,
 } from "./store-row-schemas.js";
+import type { ThreadAccess } from "./thread-tenancy.js";
 
 /** Token counts of one message, keyed by counter id (`MessageCounter.id`). */
 export type TokenCounts = Readonly<Record<string, number>>;
@@ -94,6 +95,15 @@ export interface LogStore {
    * anything left to index. Optional, with `search`.
    */
   indexForSearch?(threadId: string): Promise<void>;
+  /**
+   * The tenant this store acts for (a store of `createMemoryStores`, `openSqliteStores` or `openPostgresStores`:
+   * `default` unless bound with `Stores.forTenant`). A bound store claims a thread for its tenant at the first
+   * append, and every read, search or append of another tenant's thread throws `ThreadAccessError` (the thread
+   * reads as denied, never as empty). Optional: a store without it keeps no tenants.
+   */
+  readonly tenant?: string;
+  /** What the thread is to this store's tenant: its own, not yet claimed, or another tenant's (`denied`). */
+  access?(threadId: string): Promise<ThreadAccess>;
 }
 
 /** The conflict raised when an append names a stale log length. */

@@ -1,5 +1,6 @@
 import { NotFoundError, ValidationError } from "../errors/ledger-error.js";
 import { deepFreeze } from "../log/deep-freeze.js";
+import type { Sensitivity } from "../log/message.js";
 import { idProblem } from "../log/message-schema.js";
 import { checkValue, modelCallRecordSchema, modelUsageSchema, parseRow } from "./store-row-schemas.js";
 
@@ -72,6 +73,11 @@ export interface ModelCallRecord {
     readonly artifactId: string;
     readonly reason: "cooldown" | "sensitivity" | "tenant" | "budget" | "missing";
   }>;
+  /**
+   * The clearance of the reader the request was rendered for: content above it was sent as stubs, and replay
+   * renders it the same way. Absent in records written before clearances were kept (nothing was held back).
+   */
+  readonly clearance?: Sensitivity;
 }
 
 /**

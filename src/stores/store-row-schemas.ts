@@ -241,6 +241,7 @@ export const modelCallRecordSchema = z
       .string()
       .regex(/^[0-9a-f]{64}$/)
       .optional(),
+    clearance: sensitivitySchema.optional(),
   })
   .strict();
 

@@ -17,6 +17,17 @@ export interface Stores {
    * checkpoints (or elsewhere) keep working, but without it every worker without a cache loads the whole log.
    */
   readonly checkpoints?: CheckpointStore;
+  /**
+   * The tenant these stores act for (`default` unless bound with `forTenant`): the log, plans, model calls and
+   * checkpoints of another tenant's thread are refused with `ThreadAccessError`. Absent on stores written
+   * before tenancy (they keep none).
+   */
+  readonly tenant?: string;
+  /**
+   * The same backend (same database, pool or memory) acting for another tenant; closing either closes both.
+   * The engine binds the stores it is given to its `tenant` with it.
+   */
+  forTenant?(tenant: string): Stores;
   /** Releases the backend (closes the database or pool it opened); the stores are unusable afterwards. */
   close(): Promise<void>;
 }

@@ -245,6 +245,7 @@ async function externalize(
       summary,
       sizeChars: meta.sizeChars,
       tenant: s.tenant,
+      sensitivity: sensitivityOf(log, group),
     };
     const reason = `${group.messageIds.length} message(s) (${formatSize(meta.sizeChars)}) moved to artifact ${meta.artifactId}`;
     return { action: { kind: "externalize", span: group.messageIds, record, strategy: s.name, reason } };
@@ -349,6 +350,7 @@ export async function storeGroup(ctx: StrategyContext, group: Group, to: GroupSt
     summary,
     sizeChars: meta.sizeChars,
     tenant: to.tenant,
+    sensitivity: sensitivityOf(log, group),
   };
   const reason = `${group.messageIds.length} message(s) (${formatSize(meta.sizeChars)}) moved to artifact ${meta.artifactId} rather than dropped`;
   return { kind: "externalize", span: group.messageIds, record, strategy: to.name, reason };

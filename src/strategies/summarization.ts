@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { SummarizerError, ValidationError } from "../errors/ledger-error.js";
 import { canonicalJson, sha256Hex } from "../log/canonical-json.js";
-import type { Message } from "../log/message.js";
+import type { Message, Sensitivity } from "../log/message.js";
+import { sensitivityOfMessage, stricterOf } from "../log/sensitivity.js";
 import type { PlanAction } from "../plan/compaction-plan.js";
 import { resolveForLog } from "../plan/resolve-for-log.js";
 import { spanOfSeqs } from "../plan/span-seqs.js";
@@ -180,6 +181,23 @@ function mergeAscending(a: ReadonlyArray<number>, b: ReadonlyArray<number>): num
   return out;
 }
 
+/**
+ * The class of a new summary: the strictest of its fresh messages and of the summaries it absorbs (none when an
+ * absorbed one does not say, so a render reads it from the messages).
+ */
+function spanClass(
+  fresh: ReadonlyArray<Message>,
+  absorbed: ReadonlyArray<StackedSummary>,
+): { readonly sensitivity?: Sensitivity } {
+  let out: Sensitivity = "public";
+  for (const message of fresh) out = stricterOf(out, sensitivityOfMessage(message));
+  for (const { record } of absorbed) {
+    if (record.sensitivity === undefined) return {};
+    out = stricterOf(out, record.sensitivity);
+  }
+  return { sensitivity: out };
+}
+
 function failureNote(error: unknown): StrategyNote {
   const message = error instanceof Error ? error.message : String(error);
   return { level: "error", code: "summarizer_failed", message, cause: error };
@@ -252,6 +270,7 @@ async function propose(ctx: StrategyContext, settings: Settings): Promise<Propos
       summarizerId: settings.summarizer.id,
       promptVersion: settings.summarizer.promptVersion,
       spanHash,
+      ...spanClass(fresh, absorbed),
     },
     strategy: settings.name,
     reason: `${fresh.length} message(s) of the ${count} oldest group(s) summarized${placed}`,

@@ -461,9 +461,9 @@ export function checkpointCases(opener: StoreOpener, title: (t: string) => strin
       expect(await store.latest("t1", 1, 1)).toEqual(checkpoint("t1", [1, 1]));
       expect(await store.tail("t1", 1, 1)).toBe(tailOf(checkpoint("t1", [1, 1])));
       const migrations = target.kind === "postgres" ? POSTGRES_MIGRATIONS : SQLITE_MIGRATIONS;
-      expect(migrations.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(migrations.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
       const rows = await rawSql(target, "SELECT version FROM {schema_migrations} ORDER BY version");
-      expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(rows.map((row) => Number(row.version))).toEqual([1, 2, 3, 4, 5, 6, 7]);
     },
   );
 

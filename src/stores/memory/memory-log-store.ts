@@ -22,6 +22,7 @@ import {
   type TokenCountUpdate,
 } from "../log-store.js";
 import { unknownSeqError } from "../store-errors.js";
+import { accessOf, assertAccess, checkTenant, DEFAULT_TENANT } from "../thread-tenancy.js";
 import { SearchIndex } from "./memory-search-index.js";
 
 /**
@@ -40,6 +41,8 @@ export interface MemoryLogRows {
 export const MEMORY_ROWS: unique symbol = Symbol("context-ledger memory rows");
 
 interface ThreadEntries extends MemoryLogRows {
+  /** The tenant whose first append made the thread. */
+  readonly tenant: string;
   readonly entries: StoredMessage[];
   readonly seqById: Map<string, number>;
   readonly index: SearchIndex;
@@ -47,18 +50,38 @@ interface ThreadEntries extends MemoryLogRows {
   indexed: number;
 }
 
+/** The threads of a memory log, shared by the stores of every tenant bound to it. */
+export type MemoryLogState = Map<string, ThreadEntries>;
+
+/** A new, empty memory log for `createMemoryLogStore` to bind tenants to. */
+export function createMemoryLogState(): MemoryLogState {
+  return new Map();
+}
+
 /**
  * An in-memory `LogStore`, the reference implementation the conformance suite holds the database backends to.
  * Each call checks and writes without awaiting in between, so concurrent async writers serialize on the event
- * loop exactly like database transactions do.
+ * loop exactly like database transactions do. The store acts for `tenant` (default `default`): another
+ * tenant's thread in the same `state` is refused with `ThreadAccessError`.
  *
  * @example
  * const store = createMemoryLogStore();
  * await store.append("t1", 0, entries);
  */
-export function createMemoryLogStore(): LogStore {
-  const threads = new Map<string, ThreadEntries>();
-  const threadOf = (threadId: string): ThreadEntries | undefined => threads.get(threadId);
+export function createMemoryLogStore(
+  tenant: string | null = DEFAULT_TENANT,
+  threads: MemoryLogState = createMemoryLogState(),
+): LogStore {
+  // null: a store of no tenant, for the plan store's own checks of a commit the caller's tenant was checked for.
+  if (tenant !== null) checkTenant(tenant);
+  const claimAs = tenant ?? DEFAULT_TENANT;
+  /** The thread when this tenant may see it (undefined when nobody has appended); another tenant's throws. */
+  const threadOf = (threadId: string, operation = "reading the log"): ThreadEntries | undefined => {
+    const thread = threads.get(threadId);
+    if (thread !== undefined && tenant !== null)
+      assertAccess(accessOf(thread.tenant, tenant), threadId, operation);
+    return thread;
+  };
 
   function append(
     threadId: string,
@@ -67,7 +90,8 @@ export function createMemoryLogStore(): LogStore {
     key: string | undefined,
   ): void {
     checkAppendBatch(threadId, expectedSeq, batch);
-    const thread = threadOf(threadId) ?? {
+    const thread = threadOf(threadId, "appending to the log") ?? {
+      tenant: claimAs,
       entries: [],
       chain: [],
       chainedTokens: [],
@@ -140,7 +164,7 @@ export function createMemoryLogStore(): LogStore {
 
   function setTokenCounts(threadId: string, updates: ReadonlyArray<TokenCountUpdate>): void {
     checkTokenUpdates(threadId, updates);
-    const entries = threadOf(threadId)?.entries ?? [];
+    const entries = threadOf(threadId, "updating token counts")?.entries ?? [];
     // Check every seq first so a bad update changes nothing.
     for (const { seq } of updates) if (seq >= entries.length) throw unknownSeqError(threadId, seq);
     for (const { seq, tokens } of updates) {
@@ -190,9 +214,21 @@ export function createMemoryLogStore(): LogStore {
     seqsOf: async (threadId: string, ids: ReadonlyArray<string>) => seqsOf(threadId, ids),
     setTokenCounts: async (threadId: string, updates: ReadonlyArray<TokenCountUpdate>) =>
       setTokenCounts(threadId, updates),
-    threads: async () => Object.freeze([...threads.keys()].sort()),
+    threads: async () =>
+      Object.freeze(
+        [...threads.entries()]
+          .filter(([, t]) => t.tenant === claimAs)
+          .map(([id]) => id)
+          .sort(),
+      ),
+    ...(tenant === null ? {} : { tenant }),
+    access: async (threadId: string) => {
+      checkThreadId(threadId);
+      return accessOf(threads.get(threadId)?.tenant, claimAs);
+    },
     search: async (threadId: string, query: string, options?: LogSearchOptions) => {
       const args = checkSearchArguments(threadId, query, options);
+      threadOf(threadId, "searching the log");
       return Object.freeze([...(catchUp(threadId)?.index.search(args) ?? [])]);
     },
     indexForSearch: async (threadId: string) => {

@@ -1,7 +1,8 @@
 import type { Clock, Stores } from "../stores.js";
+import { checkTenant, DEFAULT_TENANT, guardThreadStores } from "../thread-tenancy.js";
 import { createMemoryArtifactStore } from "./memory-artifact-store.js";
 import { createMemoryCheckpointStore } from "./memory-checkpoint-store.js";
-import { createMemoryLogStore } from "./memory-log-store.js";
+import { createMemoryLogState, createMemoryLogStore } from "./memory-log-store.js";
 import { createMemoryModelCallStore } from "./memory-model-call-store.js";
 import { createMemoryPlanStore } from "./memory-plan-store.js";
 import { createMemorySummaryCache } from "./memory-summary-cache.js";
@@ -25,18 +26,32 @@ export interface MemoryStoresOptions {
  */
 export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
   const clock = options.now === undefined ? {} : { now: options.now };
-  const log = createMemoryLogStore();
-  return Object.freeze({
-    log,
-    plans: createMemoryPlanStore(log),
+  const state = createMemoryLogState();
+  const inner = {
+    plans: createMemoryPlanStore(createMemoryLogStore(null, state)),
+    calls: createMemoryModelCallStore(),
+    checkpoints: createMemoryCheckpointStore(),
+  };
+  const shared = {
     artifacts: createMemoryArtifactStore(clock),
     summaries: createMemorySummaryCache({
       ...clock,
       ...(options.summaryMaxEntries === undefined ? {} : { maxEntries: options.summaryMaxEntries }),
       ...(options.summaryTtlMs === undefined ? {} : { ttlMs: options.summaryTtlMs }),
     }),
-    calls: createMemoryModelCallStore(),
-    checkpoints: createMemoryCheckpointStore(),
-    close: async () => {},
-  });
+  };
+  const bind = (tenant: string): Stores => {
+    // Checked before anything is built, so a bad tenant is a ValidationError naming the field.
+    const log = createMemoryLogStore(checkTenant(tenant), state);
+    const access = (threadId: string) => log.access!(threadId);
+    return Object.freeze({
+      log,
+      ...guardThreadStores(inner, access),
+      ...shared,
+      tenant,
+      forTenant: bind,
+      close: async () => {},
+    });
+  };
+  return bind(DEFAULT_TENANT);
 }

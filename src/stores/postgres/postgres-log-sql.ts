@@ -20,16 +20,20 @@ export function postgresThreadSql(s: string): ThreadSql {
       statement(`INSERT INTO ${s}.threads (thread_id) VALUES ($1) ON CONFLICT DO NOTHING`, [threadId]),
     ],
     locked: (threadId: string) =>
-      statement(`SELECT log_length, plan_version FROM ${s}.threads WHERE thread_id = $1 FOR UPDATE`, [
+      statement(`SELECT log_length, plan_version, tenant FROM ${s}.threads WHERE thread_id = $1 FOR UPDATE`, [
         threadId,
       ]),
     row: (threadId: string) =>
-      statement(`SELECT log_length, plan_version FROM ${s}.threads WHERE thread_id = $1`, [threadId]),
-    setLogLength: (threadId: string, length: number) =>
-      statement(`UPDATE ${s}.threads SET log_length = $2 WHERE thread_id = $1`, [threadId, length]),
+      statement(`SELECT log_length, plan_version, tenant FROM ${s}.threads WHERE thread_id = $1`, [threadId]),
+    setLogLength: (threadId: string, length: number, tenant: string) =>
+      statement(
+        `UPDATE ${s}.threads SET log_length = $2, tenant = coalesce(tenant, $3) WHERE thread_id = $1`,
+        [threadId, length, tenant],
+      ),
     setPlanVersion: (threadId: string, version: number) =>
       statement(`UPDATE ${s}.threads SET plan_version = $2 WHERE thread_id = $1`, [threadId, version]),
-    withMessages: () => statement(`SELECT thread_id FROM ${s}.threads WHERE log_length > 0`),
+    withMessages: (tenant: string) =>
+      statement(`SELECT thread_id FROM ${s}.threads WHERE log_length > 0 AND tenant = $1`, [tenant]),
   });
 }
 
@@ -43,18 +47,24 @@ function searchStatement(s: string) {
     terms: ReadonlyArray<string>,
     limit: number,
     seqs: ReadonlyArray<number> | undefined,
+    tenant: string,
   ) => {
     const query = terms.map((t) => `'${t}'`).join(" | ");
-    const within = seqs === undefined ? "" : "AND seq IN (SELECT unnest($4::int[]))";
+    const within = seqs === undefined ? "" : "AND seq IN (SELECT unnest($5::int[]))";
     return statement(
       `SELECT seq, message_id AS id, ts_rank(search, q) AS score
        FROM ${s}.messages, to_tsquery('simple', $2) AS q
-       WHERE thread_id = $1 AND search @@ q ${within}
+       WHERE thread_id = $1 AND search @@ q ${within} AND ${owned(s, "$1", "$4")}
        ORDER BY score DESC, seq DESC
        LIMIT $3`,
-      seqs === undefined ? [threadId, query, limit] : [threadId, query, limit, seqs],
+      seqs === undefined ? [threadId, query, limit, tenant] : [threadId, query, limit, tenant, seqs],
     );
   };
+}
+
+/** The condition every read of a thread's messages carries: the thread is the reader's tenant's. */
+function owned(s: string, thread: string, tenant: string): string {
+  return `EXISTS (SELECT 1 FROM ${s}.threads th WHERE th.thread_id = ${thread} AND th.tenant = ${tenant})`;
 }
 
 /**
@@ -112,13 +122,15 @@ export function postgresLogSql(s: string): LogSql {
         chunk.map((r) => r.chainHash),
       ],
     );
-  const rangesStatement = (threadId: string, ranges: ReadonlyArray<SeqRange>) => {
+  const rangesStatement = (threadId: string, ranges: ReadonlyArray<SeqRange>, tenant: string | undefined) => {
     const [only] = ranges;
+    // No tenant: the plan store's own checks of a commit whose tenant was checked (any thread's rows).
+    const mine = tenant === undefined ? "$4::text IS NULL" : owned(s, "$1", "$4");
     return ranges.length === 1 && only !== undefined
       ? statement(
           `SELECT body, tokens FROM ${s}.messages
-           WHERE thread_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq`,
-          [threadId, clamp(only.from), clamp(only.to)],
+           WHERE thread_id = $1 AND seq >= $2 AND seq < $3 AND ${mine} ORDER BY seq`,
+          [threadId, clamp(only.from), clamp(only.to), tenant ?? null],
         )
       : // One index range scan per range: OFFSET 0 keeps the planner from flattening the subquery into a join
         // that reads every row of the thread (measured: seconds at 100,000 messages and 266 ranges, against
@@ -127,8 +139,9 @@ export function postgresLogSql(s: string): LogSql {
           `SELECT m.body, m.tokens FROM unnest($2::int[], $3::int[]) AS r(lo, hi)
            CROSS JOIN LATERAL (SELECT body, tokens, seq FROM ${s}.messages
              WHERE thread_id = $1 AND seq >= r.lo AND seq < r.hi OFFSET 0) m
+           WHERE ${mine}
            ORDER BY m.seq`,
-          [threadId, ranges.map((r) => clamp(r.from)), ranges.map((r) => clamp(r.to))],
+          [threadId, ranges.map((r) => clamp(r.from)), ranges.map((r) => clamp(r.to)), tenant ?? null],
         );
   };
   return Object.freeze({
@@ -156,12 +169,20 @@ export function postgresLogSql(s: string): LogSql {
         out.push(insertChunk(threadId, batch.slice(i, i + CHUNK)));
       return out;
     },
-    ranges: (threadId: string, ranges: ReadonlyArray<SeqRange>) => [rangesStatement(threadId, ranges)],
-    seqsOf: (threadId: string, ids: ReadonlyArray<string>) =>
-      statement(
-        `SELECT message_id AS id, seq FROM ${s}.messages WHERE thread_id = $1 AND message_id = ANY($2::text[])`,
-        [threadId, ids],
-      ),
+    ranges: (threadId: string, ranges: ReadonlyArray<SeqRange>, tenant: string | undefined) => [
+      rangesStatement(threadId, ranges, tenant),
+    ],
+    seqsOf: (threadId: string, ids: ReadonlyArray<string>, tenant: string | undefined) =>
+      tenant === undefined
+        ? statement(
+            `SELECT message_id AS id, seq FROM ${s}.messages WHERE thread_id = $1 AND message_id = ANY($2::text[])`,
+            [threadId, ids],
+          )
+        : statement(
+            `SELECT message_id AS id, seq FROM ${s}.messages
+             WHERE thread_id = $1 AND message_id = ANY($2::text[]) AND ${owned(s, "$1", "$3")}`,
+            [threadId, ids, tenant],
+          ),
     patchTokens: (threadId: string, seq: number, tokens: string) =>
       statement(`UPDATE ${s}.messages SET tokens = tokens || $3::jsonb WHERE thread_id = $1 AND seq = $2`, [
         threadId,

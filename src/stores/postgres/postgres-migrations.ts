@@ -126,6 +126,18 @@ export const POSTGRES_MIGRATIONS: ReadonlyArray<PostgresMigration> = Object.free
       ALTER TABLE ${s}.plans ADD COLUMN chain_hash text;
     `,
   },
+  {
+    // A thread belongs to a tenant, claimed by its first append (NULL until then); every read of its messages
+    // names the reader's tenant. Threads stored before are assigned to the default tenant, which is what an
+    // engine or CLI that names no tenant acts for, so a single-tenant database reads as it did.
+    version: 7,
+    name: "thread tenants",
+    sql: (s: string) => `
+      ALTER TABLE ${s}.threads ADD COLUMN tenant text;
+      UPDATE ${s}.threads SET tenant = 'default' WHERE log_length > 0;
+      CREATE INDEX threads_by_tenant ON ${s}.threads (tenant, thread_id);
+    `,
+  },
 ]);
 
 /**

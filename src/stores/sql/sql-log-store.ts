@@ -24,6 +24,7 @@ import {
   type TokenCountUpdate,
 } from "../log-store.js";
 import { unknownSeqError } from "../store-errors.js";
+import { accessOf, assertAccess, checkTenant, DEFAULT_TENANT } from "../thread-tenancy.js";
 import {
   all,
   column,
@@ -66,11 +67,22 @@ export interface LogSql {
     terms: ReadonlyArray<string>,
     limit: number,
     seqs: ReadonlyArray<number> | undefined,
+    tenant: string,
   ): SqlStatement;
-  /** Messages in the ranges (sorted, disjoint, none empty), in seq order, over however many statements. */
-  ranges(threadId: string, ranges: ReadonlyArray<SeqRange>): ReadonlyArray<SqlStatement>;
-  /** `id` and `seq` of each of the message ids the thread holds. */
-  seqsOf(threadId: string, ids: ReadonlyArray<string>): SqlStatement;
+  /**
+   * Messages in the ranges (sorted, disjoint, none empty), in seq order, over however many statements; no row
+   * when the thread is not `tenant`'s (undefined: any tenant's, for the plan store's own checks).
+   */
+  ranges(
+    threadId: string,
+    ranges: ReadonlyArray<SeqRange>,
+    tenant: string | undefined,
+  ): ReadonlyArray<SqlStatement>;
+  /**
+   * `id` and `seq` of each of the message ids the thread holds; none when the thread is not `tenant`'s
+   * (undefined: any tenant's, for an append that has checked the tenant already in its transaction).
+   */
+  seqsOf(threadId: string, ids: ReadonlyArray<string>, tenant: string | undefined): SqlStatement;
   /** Merges token counts (JSON) into those of the message at `seq`; changes no row for an unknown seq. */
   patchTokens(threadId: string, seq: number, tokens: string): SqlStatement;
 }
@@ -93,12 +105,35 @@ export interface ChainedMessageRow {
  * nothing of the batch. Appends do not index: a search (or `indexForSearch`) first indexes what was appended
  * since the thread's progress mark (`catchUpSearch`), since searches are rare and appends come every turn.
  *
+ * The store acts for `tenant`: the first append claims a thread for it (in the append's transaction), an append
+ * to another tenant's thread is refused there, and every read names the tenant in its query, so another
+ * tenant's thread yields no row; the store then says `ThreadAccessError` rather than "empty".
+ *
  * @example
- * const log = createSqlLogStore(sqliteDialect(db), sqliteLogSql); // db already migrated
+ * const log = createSqlLogStore(sqliteDialect(db), sqliteLogSql, "acme"); // db already migrated
  * await log.append("t1", 0, entries);
  */
-export function createSqlLogStore(dialect: SqlDialect, sql: LogSql): LogStore {
+export function createSqlLogStore(
+  dialect: SqlDialect,
+  sql: LogSql,
+  tenant: string | null = DEFAULT_TENANT,
+): LogStore {
+  // null: a store of no tenant, for the plan store's own checks of a commit the caller's tenant was checked for.
+  if (tenant !== null) checkTenant(tenant);
+  const claimAs = tenant ?? DEFAULT_TENANT;
   const op = storeOperations(dialect);
+
+  /** The thread's versions, refused when another tenant owns it. */
+  async function ownVersions(threadId: string, operation: string) {
+    const versions = await threadVersions(dialect, sql.threads, threadId);
+    if (tenant !== null) assertAccess(accessOf(versions.tenant, tenant), threadId, operation);
+    return versions;
+  }
+
+  /** After a tenant-filtered read found nothing: says why when the thread is another tenant's. */
+  async function explainEmpty(threadId: string, operation: string): Promise<void> {
+    await ownVersions(threadId, operation);
+  }
 
   const seqsFromRows = (rows: ReadonlyArray<unknown>): Map<string, number> => {
     const out = new Map<string, number>();
@@ -112,10 +147,12 @@ export function createSqlLogStore(dialect: SqlDialect, sql: LogSql): LogStore {
     batch: ReadonlyArray<StoredMessage>,
     key: string | undefined,
   ): SqlWork<void> {
-    const { logLength } = yield* lockThread(dialect, sql.threads, threadId);
+    const locked = yield* lockThread(dialect, sql.threads, threadId);
+    if (tenant !== null) assertAccess(accessOf(locked.tenant, tenant), threadId, "appending to the log");
+    const { logLength } = locked;
     if (logLength !== expectedSeq) throw logConflict(threadId, expectedSeq, logLength);
     const ids = batch.map((e) => e.message.id);
-    const taken = seqsFromRows(yield* all(sql.seqsOf(threadId, ids)));
+    const taken = seqsFromRows(yield* all(sql.seqsOf(threadId, ids, undefined)));
     const first = batch.find((e) => taken.has(e.message.id));
     if (first !== undefined) throw duplicateIdError(threadId, first.message.id);
     if (batch.length === 0) return;
@@ -136,7 +173,7 @@ export function createSqlLogStore(dialect: SqlDialect, sql: LogSql): LogStore {
         rows.map((row, i) => ({ ...row, chainHash: hashes[i]! })),
       ),
     );
-    yield* run(sql.threads.setLogLength(threadId, expectedSeq + batch.length));
+    yield* run(sql.threads.setLogLength(threadId, expectedSeq + batch.length, claimAs));
   }
 
   /**
@@ -189,18 +226,22 @@ export function createSqlLogStore(dialect: SqlDialect, sql: LogSql): LogStore {
    * committed too, since an append writes both in one transaction.
    */
   async function catchUp(threadId: string): Promise<void> {
-    const { logLength } = await threadVersions(dialect, sql.threads, threadId);
+    const { logLength } = await ownVersions(threadId, "searching the log");
     if (markOf(await dialect.all(sql.searchIndex.indexed(threadId)), dialect.int) >= logLength) return;
     await dialect.transaction(() => catchUpSearch(sql.searchIndex, dialect.int, threadId, logLength));
   }
 
   async function readMerged(threadId: string, merged: ReadonlyArray<SeqRange>) {
     const out: StoredMessage[] = [];
-    if (merged.length === 0) return Object.freeze(out);
-    for (const statement of sql.ranges(threadId, merged)) {
+    if (merged.length === 0) {
+      await explainEmpty(threadId, "reading the log");
+      return Object.freeze(out);
+    }
+    for (const statement of sql.ranges(threadId, merged, tenant ?? undefined)) {
       for (const row of await dialect.all(statement))
         out.push(storedFromRow(threadId, column(row, "body"), column(row, "tokens")));
     }
+    if (out.length === 0) await explainEmpty(threadId, "reading the log");
     return Object.freeze(out);
   }
 
@@ -211,9 +252,12 @@ export function createSqlLogStore(dialect: SqlDialect, sql: LogSql): LogStore {
 
   async function search(threadId: string, query: string, options?: LogSearchOptions) {
     const { terms, limit, seqs } = checkSearchArguments(threadId, query, options);
-    if (terms.length === 0 || seqs?.length === 0) return Object.freeze([]);
+    if (terms.length === 0 || seqs?.length === 0) {
+      await explainEmpty(threadId, "searching the log");
+      return Object.freeze([]);
+    }
     await catchUp(threadId);
-    const rows = await dialect.all(sql.search(threadId, terms, limit, seqs));
+    const rows = await dialect.all(sql.search(threadId, terms, limit, seqs, claimAs));
     return Object.freeze(
       rows.map(
         (row): LogSearchHit =>
@@ -228,6 +272,7 @@ export function createSqlLogStore(dialect: SqlDialect, sql: LogSql): LogStore {
 
   async function setTokenCounts(threadId: string, updates: ReadonlyArray<TokenCountUpdate>) {
     checkTokenUpdates(threadId, updates);
+    await explainEmpty(threadId, "updating token counts");
     await dialect.transaction(function* () {
       for (const { seq, tokens } of updates) {
         const changed = yield* run(sql.patchTokens(threadId, seq, JSON.stringify(tokens)));
@@ -247,6 +292,7 @@ export function createSqlLogStore(dialect: SqlDialect, sql: LogSql): LogStore {
       op("chainHead", threadId, async () => {
         checkReadArguments(threadId, seq, undefined);
         if (seq === 0) return undefined;
+        await ownVersions(threadId, "reading the log chain");
         const [row] = await dialect.all(sql.chainHead(threadId, seq - 1));
         const stored = column(row, "chain_hash");
         return typeof stored === "string" ? stored : undefined;
@@ -254,12 +300,13 @@ export function createSqlLogStore(dialect: SqlDialect, sql: LogSql): LogStore {
     chainRows: (threadId: string, toSeq: number) =>
       op("chainRows", threadId, async () => {
         checkReadArguments(threadId, 0, toSeq);
+        await ownVersions(threadId, "reading the log chain");
         return Object.freeze((await dialect.all(sql.chainRows(threadId, toSeq))).map(chainRowOf));
       }),
     length: (threadId: string) =>
       op("length", threadId, async () => {
         checkThreadId(threadId);
-        return (await threadVersions(dialect, sql.threads, threadId)).logLength;
+        return (await ownVersions(threadId, "reading the log")).logLength;
       }),
     read: (threadId: string, fromSeq?: number, toSeq?: number) =>
       op("read", threadId, () => read(threadId, fromSeq, toSeq)),
@@ -271,17 +318,25 @@ export function createSqlLogStore(dialect: SqlDialect, sql: LogSql): LogStore {
     seqsOf: (threadId: string, ids: ReadonlyArray<string>) =>
       op("seqsOf", threadId, async () => {
         checkThreadId(threadId);
-        return seqsFromRows(await dialect.all(sql.seqsOf(threadId, ids))) as ReadonlyMap<string, number>;
+        const found = seqsFromRows(await dialect.all(sql.seqsOf(threadId, ids, tenant ?? undefined)));
+        if (found.size === 0) await explainEmpty(threadId, "reading the log");
+        return found as ReadonlyMap<string, number>;
       }),
     setTokenCounts: (threadId: string, updates: ReadonlyArray<TokenCountUpdate>) =>
       op("setTokenCounts", threadId, () => setTokenCounts(threadId, updates)),
     threads: () =>
       op("threads", undefined, async () => {
-        const rows = await dialect.all(sql.threads.withMessages());
+        const rows = await dialect.all(sql.threads.withMessages(claimAs));
         return Object.freeze(rows.map((row) => String(column(row, "thread_id"))).sort());
       }),
     search: (threadId: string, query: string, options?: LogSearchOptions) =>
       op("search", threadId, () => search(threadId, query, options)),
+    ...(tenant === null ? {} : { tenant }),
+    access: (threadId: string) =>
+      op("access", threadId, async () => {
+        checkThreadId(threadId);
+        return accessOf((await threadVersions(dialect, sql.threads, threadId)).tenant, claimAs);
+      }),
     indexForSearch: (threadId: string) =>
       op("indexForSearch", threadId, async () => {
         checkThreadId(threadId);

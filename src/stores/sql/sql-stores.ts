@@ -1,4 +1,5 @@
 import type { Clock, Stores } from "../stores.js";
+import { checkTenant, DEFAULT_TENANT, guardThreadStores } from "../thread-tenancy.js";
 import { type ArtifactSql, createSqlArtifactStore } from "./sql-artifact-store.js";
 import { type CheckpointSql, createSqlCheckpointStore } from "./sql-checkpoint-store.js";
 import type { SqlDialect } from "./sql-dialect.js";
@@ -30,18 +31,33 @@ export function createSqlStores(
   options: { readonly now?: Clock; readonly close: () => Promise<void> },
 ): Stores {
   let closed = false;
-  const log = createSqlLogStore(dialect, sql.log);
-  return Object.freeze({
-    log,
-    plans: createSqlPlanStore(dialect, sql.plans, log),
-    artifacts: createSqlArtifactStore(dialect, sql.artifacts, options.now),
-    summaries: createSqlSummaryCache(dialect, sql.summaries),
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await options.close();
+  };
+  const inner = {
+    plans: createSqlPlanStore(dialect, sql.plans, createSqlLogStore(dialect, sql.log, null)),
     calls: createSqlModelCallStore(dialect, sql.calls),
     checkpoints: createSqlCheckpointStore(dialect, sql.checkpoints),
-    close: async () => {
-      if (closed) return;
-      closed = true;
-      await options.close();
-    },
-  });
+  };
+  const shared = {
+    artifacts: createSqlArtifactStore(dialect, sql.artifacts, options.now),
+    summaries: createSqlSummaryCache(dialect, sql.summaries),
+  };
+  // One set of stores per tenant over the same connection: the log filters by tenant in its queries, the
+  // thread stores check the thread's tenant first, artifacts are keyed by tenant already.
+  const bind = (tenant: string): Stores => {
+    const log = createSqlLogStore(dialect, sql.log, checkTenant(tenant));
+    const access = (threadId: string) => log.access!(threadId);
+    return Object.freeze({
+      log,
+      ...guardThreadStores(inner, access),
+      ...shared,
+      tenant,
+      forTenant: bind,
+      close,
+    });
+  };
+  return bind(DEFAULT_TENANT);
 }

@@ -1,8 +1,9 @@
-import { all, runAll, type SqlDialect, type SqlStatement, type SqlWork } from "./sql-dialect.js";
+import { all, column, runAll, type SqlDialect, type SqlStatement, type SqlWork } from "./sql-dialect.js";
 
 /**
- * A dialect's statements on the `threads` table, which holds each thread's log length and plan version: the
- * log store's and the plan store's versions. Rows read carry `log_length` and `plan_version`.
+ * A dialect's statements on the `threads` table, which holds each thread's log length and plan version (the
+ * log store's and the plan store's versions) and its tenant (NULL until its first append claims it). Rows read
+ * carry `log_length`, `plan_version` and `tenant`.
  */
 export interface ThreadSql {
   /**
@@ -14,23 +15,32 @@ export interface ThreadSql {
   locked(threadId: string): SqlStatement;
   /** The thread's row outside a transaction. */
   row(threadId: string): SqlStatement;
-  /** Sets the log length of a thread locked in this transaction. */
-  setLogLength(threadId: string, length: number): SqlStatement;
+  /** Sets the log length of a thread locked in this transaction, and its tenant when it has none yet. */
+  setLogLength(threadId: string, length: number, tenant: string): SqlStatement;
   /** Sets the plan version of a thread locked in this transaction. */
   setPlanVersion(threadId: string, version: number): SqlStatement;
-  /** Ids (`thread_id`) of the threads with at least one message. */
-  withMessages(): SqlStatement;
+  /** Ids (`thread_id`) of the tenant's threads with at least one message. */
+  withMessages(tenant: string): SqlStatement;
 }
 
-/** A thread's versions: its log length and its plan version (0 and 0 for a thread without a row). */
+/**
+ * A thread's versions: its log length and its plan version (0 and 0 for a thread without a row), and its tenant
+ * (undefined until its first append).
+ */
 export interface ThreadVersions {
   readonly logLength: number;
   readonly planVersion: number;
+  readonly tenant: string | undefined;
 }
 
 function versionsOf(dialect: SqlDialect, row: unknown): ThreadVersions {
-  if (row === undefined) return { logLength: 0, planVersion: 0 };
-  return { logLength: dialect.int(row, "log_length"), planVersion: dialect.int(row, "plan_version") };
+  if (row === undefined) return { logLength: 0, planVersion: 0, tenant: undefined };
+  const tenant = column(row, "tenant");
+  return {
+    logLength: dialect.int(row, "log_length"),
+    planVersion: dialect.int(row, "plan_version"),
+    tenant: tenant === null || tenant === undefined ? undefined : String(tenant),
+  };
 }
 
 /**

@@ -10,14 +10,15 @@ import type { ThreadSql } from "../sql/sql-threads.js";
 export const sqliteThreadSql: ThreadSql = Object.freeze({
   lock: () => [],
   locked: (threadId: string) =>
-    statement("SELECT log_length, plan_version FROM threads WHERE thread_id = ?", [threadId]),
+    statement("SELECT log_length, plan_version, tenant FROM threads WHERE thread_id = ?", [threadId]),
   row: (threadId: string) =>
-    statement("SELECT log_length, plan_version FROM threads WHERE thread_id = ?", [threadId]),
-  setLogLength: (threadId: string, length: number) =>
+    statement("SELECT log_length, plan_version, tenant FROM threads WHERE thread_id = ?", [threadId]),
+  setLogLength: (threadId: string, length: number, tenant: string) =>
     statement(
-      `INSERT INTO threads (thread_id, log_length) VALUES (?, ?)
-       ON CONFLICT (thread_id) DO UPDATE SET log_length = excluded.log_length`,
-      [threadId, length],
+      `INSERT INTO threads (thread_id, log_length, tenant) VALUES (?, ?, ?)
+       ON CONFLICT (thread_id) DO UPDATE SET log_length = excluded.log_length,
+         tenant = coalesce(threads.tenant, excluded.tenant)`,
+      [threadId, length, tenant],
     ),
   setPlanVersion: (threadId: string, version: number) =>
     statement(
@@ -25,12 +26,17 @@ export const sqliteThreadSql: ThreadSql = Object.freeze({
        ON CONFLICT (thread_id) DO UPDATE SET plan_version = excluded.plan_version`,
       [threadId, version],
     ),
-  withMessages: () => statement("SELECT thread_id FROM threads WHERE log_length > 0"),
+  withMessages: (tenant: string) =>
+    statement("SELECT thread_id FROM threads WHERE log_length > 0 AND tenant = ?", [tenant]),
 });
 
 const INSERT = `INSERT INTO messages (thread_id, seq, message_id, body, tokens, chained_tokens, chain_hash)
   VALUES (?, ?, ?, ?, ?, ?, ?)`;
-const RANGE = "SELECT body, tokens FROM messages WHERE thread_id = ? AND seq >= ? AND seq < ? ORDER BY seq";
+// Every read of a thread's messages names the reader's tenant: another tenant's thread yields no row.
+const OWNED = "EXISTS (SELECT 1 FROM threads th WHERE th.thread_id = ? AND th.tenant = ?)";
+const ANY_RANGE =
+  "SELECT body, tokens FROM messages WHERE thread_id = ? AND seq >= ? AND seq < ? ORDER BY seq";
+const RANGE = `SELECT body, tokens FROM messages WHERE thread_id = ? AND seq >= ? AND seq < ? AND ${OWNED} ORDER BY seq`;
 const INDEX_DOC = "INSERT INTO message_search_docs (thread_id, seq) VALUES (?, ?)";
 const INDEX_TEXT = `INSERT INTO message_search (rowid, words)
   VALUES ((SELECT doc FROM message_search_docs WHERE thread_id = ? AND seq = ?), ?)`;
@@ -55,6 +61,7 @@ function searchStatement(
   terms: ReadonlyArray<string>,
   limit: number,
   seqs: ReadonlyArray<number> | undefined,
+  tenant: string,
 ) {
   // Terms are letters and digits only; quoted, FTS5 reads each as a word, never as query syntax.
   const match = terms.map((t) => `"${t}"`).join(" OR ");
@@ -64,10 +71,12 @@ function searchStatement(
      FROM message_search
      JOIN message_search_docs d ON d.doc = message_search.rowid
      JOIN messages m ON m.thread_id = d.thread_id AND m.seq = d.seq
-     WHERE message_search MATCH ? AND d.thread_id = ? ${within}
+     WHERE message_search MATCH ? AND d.thread_id = ? ${within} AND ${OWNED}
      ORDER BY bm25(message_search), d.seq DESC
      LIMIT ?`,
-    seqs === undefined ? [match, threadId, limit] : [match, threadId, JSON.stringify(seqs), limit],
+    seqs === undefined
+      ? [match, threadId, threadId, tenant, limit]
+      : [match, threadId, JSON.stringify(seqs), threadId, tenant, limit],
   );
 }
 
@@ -119,14 +128,28 @@ export const sqliteLogSql: LogSql = Object.freeze({
       threadId,
       seq,
     ]),
-  ranges: (threadId: string, ranges: ReadonlyArray<{ from: number; to: number }>) =>
-    ranges.map((r) => statement(RANGE, [threadId, r.from, r.to])),
-  seqsOf: (threadId: string, ids: ReadonlyArray<string>) =>
-    statement(
-      `SELECT message_id AS id, seq FROM messages
-       WHERE thread_id = ? AND message_id IN (SELECT value FROM json_each(?))`,
-      [threadId, JSON.stringify(ids)],
+  ranges: (
+    threadId: string,
+    ranges: ReadonlyArray<{ from: number; to: number }>,
+    tenant: string | undefined,
+  ) =>
+    ranges.map((r) =>
+      tenant === undefined
+        ? statement(ANY_RANGE, [threadId, r.from, r.to])
+        : statement(RANGE, [threadId, r.from, r.to, threadId, tenant]),
     ),
+  seqsOf: (threadId: string, ids: ReadonlyArray<string>, tenant: string | undefined) =>
+    tenant === undefined
+      ? statement(
+          `SELECT message_id AS id, seq FROM messages
+           WHERE thread_id = ? AND message_id IN (SELECT value FROM json_each(?))`,
+          [threadId, JSON.stringify(ids)],
+        )
+      : statement(
+          `SELECT message_id AS id, seq FROM messages
+           WHERE thread_id = ? AND message_id IN (SELECT value FROM json_each(?)) AND ${OWNED}`,
+          [threadId, JSON.stringify(ids), threadId, tenant],
+        ),
   patchTokens: (threadId: string, seq: number, tokens: string) =>
     statement("UPDATE messages SET tokens = json_patch(tokens, ?) WHERE thread_id = ? AND seq = ?", [
       tokens,

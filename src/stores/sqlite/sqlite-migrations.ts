@@ -132,6 +132,18 @@ export const SQLITE_MIGRATIONS: ReadonlyArray<SqliteMigration> = Object.freeze([
       ALTER TABLE plans ADD COLUMN chain_hash TEXT;
     `,
   },
+  {
+    // A thread belongs to a tenant, claimed by its first append (NULL until then); every read of its messages
+    // names the reader's tenant. Threads stored before are assigned to the default tenant, which is what an
+    // engine or CLI that names no tenant acts for, so a single-tenant database reads as it did.
+    version: 7,
+    name: "thread tenants",
+    sql: `
+      ALTER TABLE threads ADD COLUMN tenant TEXT;
+      UPDATE threads SET tenant = 'default' WHERE log_length > 0;
+      CREATE INDEX threads_by_tenant ON threads (tenant, thread_id);
+    `,
+  },
 ]);
 
 /**

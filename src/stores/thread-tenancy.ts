@@ -1,0 +1,176 @@
+import { ThreadAccessError, ValidationError } from "../errors/ledger-error.js";
+import { idProblem } from "../log/message-schema.js";
+import type { CheckpointStore } from "./checkpoint-store.js";
+import type { ModelCallStore } from "./model-call-store.js";
+import type { PlanStore } from "./plan-store.js";
+
+/**
+ * The tenant of stores and engines that name none, and of every thread stored before threads had tenants: a
+ * single-tenant deployment never names one and sees all of its threads as before.
+ */
+export const DEFAULT_TENANT = "default";
+
+/**
+ * What a tenant-bound log store says of a thread for its tenant: `owner` (the tenant's own), `unclaimed` (no
+ * message yet: the first append claims it) or `denied` (another tenant's; which one is never said).
+ */
+export type ThreadAccess = "owner" | "unclaimed" | "denied";
+
+/** The answer of `ThreadAccess` for a thread stored under `owner` (undefined: unclaimed), read by `tenant`. */
+export function accessOf(owner: string | undefined, tenant: string): ThreadAccess {
+  if (owner === undefined || owner === null) return "unclaimed";
+  return owner === tenant ? "owner" : "denied";
+}
+
+/** Throws `ValidationError` unless `tenant` is an id every backend can store (the rules of thread ids). */
+export function checkTenant(tenant: string): string {
+  const problem = idProblem(tenant);
+  if (problem !== undefined) throw new ValidationError(`tenant ${problem}`, { field: "tenant" });
+  return tenant;
+}
+
+/** Throws `ThreadAccessError` when `access` is `denied`: the caller's tenant does not own the thread. */
+export function assertAccess(access: ThreadAccess, threadId: string, operation: string): void {
+  if (access === "denied") throw new ThreadAccessError(threadId, operation);
+}
+
+/** The thread stores a tenant-bound bundle guards with an ownership check (the log store filters by itself). */
+export interface GuardedThreadStores {
+  readonly plans: PlanStore;
+  readonly calls: ModelCallStore;
+  readonly checkpoints?: CheckpointStore;
+}
+
+/**
+ * Binds plans, model calls and checkpoints to a tenant: every operation on a thread first asks `access` (the
+ * bound log store's, one keyed read) and refuses another tenant's thread with `ThreadAccessError`; a model call
+ * read by id is refused when its thread is another tenant's. A thread nobody has appended to is open to any
+ * tenant (its first append decides). Calibration reads (`listWithUsage`) span tenants: they carry counts only.
+ */
+export function guardThreadStores(
+  stores: GuardedThreadStores,
+  access: (threadId: string) => Promise<ThreadAccess>,
+): GuardedThreadStores {
+  // A thread's tenant never changes once claimed, so an `owner` answer is kept (a bounded set) and asked once.
+  const owned = new Set<string>();
+  const check = async (threadId: string, operation: string): Promise<void> => {
+    // Bad ids are the inner store's to reject, with its own ValidationError.
+    if (typeof threadId !== "string" || idProblem(threadId) !== undefined || owned.has(threadId)) return;
+    const answer = await access(threadId);
+    assertAccess(answer, threadId, operation);
+    if (answer === "owner") {
+      if (owned.size >= 10_000) owned.clear();
+      owned.add(threadId);
+    }
+  };
+  const { plans, calls, checkpoints } = stores;
+  // Symbol-keyed members are hooks of a store's own (the memory stores' raw rows for tests), kept as they are.
+  const hooks = (store: object): object =>
+    Object.fromEntries(Object.getOwnPropertySymbols(store).map((key) => [key, Reflect.get(store, key)]));
+  const guardedPlans = Object.freeze<PlanStore>({
+    ...hooks(plans),
+    commit: async (plan, expectedVersion, options) => {
+      await check(plan?.threadId, "committing a plan");
+      return plans.commit(plan, expectedVersion, options);
+    },
+    latest: async (threadId) => {
+      await check(threadId, "reading the plan");
+      return plans.latest(threadId);
+    },
+    get: async (threadId, version) => {
+      await check(threadId, "reading a plan version");
+      return plans.get(threadId, version);
+    },
+    versions: async (threadId) => {
+      await check(threadId, "listing plan versions");
+      return plans.versions(threadId);
+    },
+    ...(plans.latestVersion === undefined
+      ? {}
+      : {
+          latestVersion: async (threadId: string) => {
+            await check(threadId, "reading the plan version");
+            return plans.latestVersion!(threadId);
+          },
+        }),
+    ...(plans.adopt === undefined
+      ? {}
+      : {
+          adopt: async (plan: Parameters<NonNullable<PlanStore["adopt"]>>[0]) => {
+            await check(plan?.threadId, "adopting a plan");
+            return plans.adopt!(plan);
+          },
+        }),
+    ...(plans.chainHead === undefined
+      ? {}
+      : {
+          chainHead: async (threadId: string, version: number) => {
+            await check(threadId, "reading the plan chain");
+            return plans.chainHead!(threadId, version);
+          },
+        }),
+    ...(plans.chainRows === undefined
+      ? {}
+      : {
+          chainRows: async (threadId: string, toVersion: number) => {
+            await check(threadId, "reading the plan chain");
+            return plans.chainRows!(threadId, toVersion);
+          },
+        }),
+  });
+  const readCall = async (callId: string) => {
+    const record = await calls.get(callId);
+    if (record !== undefined) await check(record.threadId, `reading model call ${JSON.stringify(callId)}`);
+    return record;
+  };
+  const guardedCalls = Object.freeze<ModelCallStore>({
+    record: async (record) => {
+      await check(record?.threadId, "recording a model call");
+      return calls.record(record);
+    },
+    get: readCall,
+    setUsage: async (callId, usage) => {
+      await readCall(callId);
+      return calls.setUsage(callId, usage);
+    },
+    list: async (threadId) => {
+      await check(threadId, "listing model calls");
+      return calls.list(threadId);
+    },
+    ...(calls.recent === undefined
+      ? {}
+      : {
+          recent: async (threadId: string, limit: number) => {
+            await check(threadId, "listing model calls");
+            return calls.recent!(threadId, limit);
+          },
+        }),
+    listWithUsage: (model, limit) => calls.listWithUsage(model, limit),
+  });
+  const guardedCheckpoints: CheckpointStore | undefined =
+    checkpoints === undefined
+      ? undefined
+      : Object.freeze<CheckpointStore>({
+          put: async (checkpoint) => {
+            await check(checkpoint?.threadId, "writing a checkpoint");
+            return checkpoints.put(checkpoint);
+          },
+          putExtending: async (checkpoint, base) => {
+            await check(checkpoint?.threadId, "writing a checkpoint");
+            return checkpoints.putExtending(checkpoint, base);
+          },
+          latest: async (threadId, planVersion, maxLogLength) => {
+            await check(threadId, "reading a checkpoint");
+            return checkpoints.latest(threadId, planVersion, maxLogLength);
+          },
+          tail: async (threadId, planVersion, logLength) => {
+            await check(threadId, "reading a checkpoint");
+            return checkpoints.tail(threadId, planVersion, logLength);
+          },
+        });
+  return Object.freeze({
+    plans: guardedPlans,
+    calls: guardedCalls,
+    ...(guardedCheckpoints === undefined ? {} : { checkpoints: guardedCheckpoints }),
+  });
+}
