@@ -11,7 +11,6 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } f
 import Module from "node:module";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import cacheDir from "../src/cli/cache-dir.cjs";
 import {
   buildAndPack,
   type ConsumerInstall,
@@ -159,12 +158,11 @@ describe("a project with only context-ledger", () => {
     // V8's compiled code of the bundle: our own file on Node 20, Node's compile-cache folder on 22 and later.
     const hasCompileCache =
       typeof (Module as { enableCompileCache?: unknown }).enableCompileCache === "function";
+    // One file per command: --help's and explain's.
     if (!hasCompileCache) {
-      const compiled = files.filter((f) => /^cli-.*\.v8$/.test(f));
-      expect(compiled).toHaveLength(1);
-      // Written by --help first, then again by explain, whose code --help had not compiled.
-      const code = cacheDir.decodeCompiledCode(readFileSync(join(cache, compiled[0]!)));
-      expect(code?.commands).toEqual(["-", "explain"]);
+      expect(files.filter((f) => /^cli-.*\.v8$/.test(f)).map((f) => f.split(`-${process.arch}-`)[1])).toEqual(
+        ["-.v8", "explain.v8"],
+      );
     }
     expect(files.some((f) => /^vocabulary-o200k_base-.*\.bin$/.test(f))).toBe(true);
     expect(files.some((f) => /^counts-o200k_base-.*\.bin$/.test(f))).toBe(true);

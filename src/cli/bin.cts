@@ -18,12 +18,11 @@ interface Entry {
 
 const bundle = path.join(__dirname, "context-ledger.cjs");
 
-/** Most commands one compiled-code file records; past it, a file is only written again when V8 refuses it. */
-const MOST_COMMANDS = 24;
-
 /**
- * Loads the bundle; returns it with a function that stores its compiled code when the cache had none, or had it
- * from runs of other commands only (see `CompiledCode`).
+ * Loads the bundle; returns it with a function that stores its compiled code when the cache had none. Each
+ * command keeps its own file: V8's data holds what had been compiled when it was taken, so one file written after
+ * `ingest` would lack most of `explain` (compiled again on every start), and one file holding every command's code
+ * would make each command deserialize all of it.
  */
 function loadBundle(dir: string | undefined): [Entry, (() => void) | undefined] {
   const load = Module.createRequire(bundle);
@@ -33,33 +32,31 @@ function loadBundle(dir: string | undefined): [Entry, (() => void) | undefined] 
     return [load(bundle) as Entry, undefined];
   }
   const { size, mtimeMs } = fs.statSync(bundle);
-  const cacheFile = path.join(dir, `cli-${size}-${Math.trunc(mtimeMs)}-${process.version}-${process.arch}.v8`);
-  let cached: { readonly commands: ReadonlyArray<string>; readonly data: Buffer } | undefined;
+  const command = cacheDir.commandOf(process.argv.slice(2));
+  const cacheFile = path.join(
+    dir,
+    `cli-${size}-${Math.trunc(mtimeMs)}-${process.version}-${process.arch}-${command}.v8`,
+  );
+  let cachedData: Buffer | undefined;
   try {
-    cached = cacheDir.decodeCompiledCode(fs.readFileSync(cacheFile));
+    cachedData = fs.readFileSync(cacheFile);
   } catch {}
   // latin1: the build makes the bundle ASCII, and V8 then keeps it as one-byte text without decoding it.
-  const script = new vm.Script(Module.wrap(fs.readFileSync(bundle, "latin1")), {
-    filename: bundle,
-    ...(cached === undefined ? {} : { cachedData: cached.data }),
-  });
+  const script = new vm.Script(Module.wrap(fs.readFileSync(bundle, "latin1")), { filename: bundle, cachedData });
   const module = { exports: {} as Entry };
   const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
   wrapper(module.exports, load, module, bundle, path.dirname(bundle));
-  const command = cacheDir.commandOf(process.argv.slice(2));
-  const usable = cached !== undefined && script.cachedDataRejected !== true ? cached : undefined;
-  if (usable !== undefined && (usable.commands.includes(command) || usable.commands.length >= MOST_COMMANDS)) {
-    return [module.exports, undefined];
-  }
-  const save = (): void => {
-    const commands = usable === undefined ? [command] : [...usable.commands, command];
-    writeAtomically(cacheFile, cacheDir.encodeCompiledCode({ commands, data: script.createCachedData() }));
-    if (usable !== undefined) return;
-    // A new bundle means a new build or install, which may bring new vocabulary and count files too.
-    cacheDir.pruneCacheFiles(dir, "cli-", 4);
-    cacheDir.pruneCacheFiles(dir, "vocabulary-", 4);
-    cacheDir.pruneCacheFiles(dir, "counts-", 4);
-  };
+  const save =
+    cachedData === undefined || script.cachedDataRejected === true
+      ? () => {
+          writeAtomically(cacheFile, script.createCachedData());
+          // A new bundle means a new build or install, which may bring new vocabulary and count files too; the
+          // files of a dozen commands of the last two builds stay.
+          cacheDir.pruneCacheFiles(dir, "cli-", 24);
+          cacheDir.pruneCacheFiles(dir, "vocabulary-", 4);
+          cacheDir.pruneCacheFiles(dir, "counts-", 4);
+        }
+      : undefined;
   return [module.exports, save];
 }
 

@@ -50,48 +50,10 @@ function pruneCacheFiles(dir: string, prefix: string, keep: number): void {
   }
 }
 
-/**
- * The compiled code of the bundle as the cache file holds it: the commands whose runs went into it, and V8's
- * cached data. A command compiles what it runs; V8's data holds what had been compiled when it was taken, so a
- * file written after `ingest` lacks most of `explain`, which then compiles it again on every start. The list lets
- * the first run of each other command write the file again (its data then covers both).
- */
-interface CompiledCode {
-  readonly commands: ReadonlyArray<string>;
-  readonly data: Buffer;
-}
-
-const CODE_MAGIC = "CLV8";
-
-/** The file's bytes: magic, u32 length of the command list, the list as JSON padded to 8 bytes, V8's data. */
-function encodeCompiledCode(code: CompiledCode): Buffer {
-  const list = Buffer.from(JSON.stringify(code.commands), "utf8");
-  const padded = Math.ceil((8 + list.length) / 8) * 8 - 8; // V8 reads its data in place when it is 8-aligned
-  const head = Buffer.alloc(8 + padded, 0x20);
-  head.write(CODE_MAGIC, 0, "latin1");
-  head.writeUInt32LE(padded, 4);
-  list.copy(head, 8);
-  return Buffer.concat([head, code.data]);
-}
-
-/** The compiled code a file holds, or `undefined` when it is not one (an older layout, damage). */
-function decodeCompiledCode(file: Buffer): CompiledCode | undefined {
-  if (file.length < 8 || file.toString("latin1", 0, 4) !== CODE_MAGIC) return undefined;
-  const length = file.readUInt32LE(4);
-  if (8 + length > file.length) return undefined;
-  try {
-    const commands: unknown = JSON.parse(file.toString("utf8", 8, 8 + length));
-    if (!Array.isArray(commands) || !commands.every((c) => typeof c === "string")) return undefined;
-    return { commands, data: file.subarray(8 + length) };
-  } catch {
-    return undefined;
-  }
-}
-
-/** How a run is filed in {@link CompiledCode.commands}: its command word, or "-" for options and oddities. */
+/** Which compiled-code file a run uses: its command word, or "-" for options and oddities. */
 function commandOf(argv: ReadonlyArray<string>): string {
   const word = argv[0];
   return word !== undefined && /^[a-z][a-z-]{0,31}$/.test(word) ? word : "-";
 }
 
-export = { cliCacheDir, pruneCacheFiles, encodeCompiledCode, decodeCompiledCode, commandOf };
+export = { cliCacheDir, pruneCacheFiles, commandOf };

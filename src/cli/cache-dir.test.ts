@@ -69,37 +69,10 @@ describe("cliCacheDir", () => {
   });
 });
 
-describe("the compiled-code file", () => {
-  const { encodeCompiledCode, decodeCompiledCode, commandOf } = cacheDir;
+describe("the compiled-code file of a run", () => {
+  const { commandOf } = cacheDir;
 
-  it("gives back the commands and V8's data it was written with, the data 8-byte aligned", () => {
-    for (const commands of [[], ["-"], ["explain", "render", "diff"], ["ü-not-a-command-but-kept"]]) {
-      const data = Buffer.from(Array.from({ length: 37 }, (_, i) => i));
-      const file = encodeCompiledCode({ commands, data });
-      const code = decodeCompiledCode(file);
-      expect(code?.commands).toEqual(commands);
-      expect(code?.data.equals(data)).toBe(true);
-      expect((file.length - data.length) % 8).toBe(0);
-    }
-  });
-
-  it("refuses an older layout, a foreign file and a truncated or damaged header", () => {
-    const good = encodeCompiledCode({ commands: ["explain"], data: Buffer.from("v8 data") });
-    expect(decodeCompiledCode(Buffer.from("raw V8 data written before the header existed"))).toBeUndefined();
-    expect(decodeCompiledCode(good.subarray(0, 6))).toBeUndefined();
-    const longer = Buffer.from(good);
-    longer.writeUInt32LE(1 << 20, 4);
-    expect(decodeCompiledCode(longer)).toBeUndefined();
-    const notJson = Buffer.from(good);
-    notJson.write("{", 8, "latin1");
-    expect(decodeCompiledCode(notJson)).toBeUndefined();
-    const notStrings = encodeCompiledCode({ commands: [], data: Buffer.alloc(0) });
-    expect(
-      decodeCompiledCode(Buffer.concat([notStrings.subarray(0, 8), Buffer.from("[1]     ")])),
-    ).toBeUndefined();
-  });
-
-  it("files a run under its command word, options and oddities under one name", () => {
+  it("is named by the run's command word, options and oddities by one name", () => {
     expect(commandOf(["explain", "--thread", "t"])).toBe("explain");
     expect(commandOf(["--help"])).toBe("-");
     expect(commandOf([])).toBe("-");
