@@ -5,7 +5,15 @@
  * falls back to parsing, so the cache can only make a process faster, never change a count.
  */
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -55,17 +63,23 @@ function nearestTiktokenManifest(): string | undefined {
 }
 
 /**
- * What the cached copy must have been made from: the js-tiktoken install's manifest (path, size and
- * modification time: a reinstall or another version gives a new key, so a stale file is never read), or, where
- * no install sits above this file (a bundler's layout), the rank module's own path, size and modification time.
+ * What the cached copy must have been made from: the js-tiktoken install's manifest (real path, size,
+ * modification time and text, so a reinstall or another version gives a new key and a stale file is never
+ * read), or, where no install sits above this file (a bundler's layout), the rank module's own path, size and
+ * modification time.
  */
 export function vocabularySourceKey(encoding: EncodingName): Buffer {
   const known = sourceKeys.get(encoding);
   if (known !== undefined) return known;
-  const path =
-    nearestTiktokenManifest() ?? createRequire(import.meta.url).resolve(`js-tiktoken/ranks/${encoding}`);
+  const manifest = nearestTiktokenManifest();
+  // The real path and the manifest's own text: a package manager that links installs from a store keeps the
+  // linked path and may keep a modification time across versions, but not the file's target or its version.
+  const path = realpathSync(
+    manifest ?? createRequire(import.meta.url).resolve(`js-tiktoken/ranks/${encoding}`),
+  );
   const { size, mtimeMs } = statSync(path);
-  const key = createHash("sha256").update(`${encoding}\n${path}\n${size}\n${mtimeMs}`).digest();
+  const text = manifest === undefined ? "" : readFileSync(path, "utf8");
+  const key = createHash("sha256").update(`${encoding}\n${path}\n${size}\n${mtimeMs}\n${text}`).digest();
   sourceKeys.set(encoding, key);
   return key;
 }
