@@ -72,7 +72,7 @@ export class CheckpointedLoader implements ThreadLoader {
   }
 
   whole(threadId: string): Promise<LoadedThread> {
-    return this.#options.cache.load(threadId);
+    return this.#options.cache.loadWhole(threadId);
   }
 
   /**

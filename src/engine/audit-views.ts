@@ -38,12 +38,25 @@ export interface PlanDiffResult {
 }
 
 /** The log of a thread, whole (through the cache) or as it was at `logSeq` (from the store). */
-async function logAt(core: EngineCore, threadId: string, logSeq: number | undefined): Promise<ThreadLog> {
+/**
+ * The log at `logSeq` messages (default: all) and the plan at `planVersion` (default: the latest). The whole log
+ * comes with its plan from one load, so an audit of the current state reads the plan once.
+ */
+async function threadAt(
+  core: EngineCore,
+  threadId: string,
+  logSeq: number | undefined,
+  planVersion: number | undefined,
+): Promise<{ readonly log: ThreadLog; readonly plan: CompactionPlan }> {
   if (logSeq === undefined) {
     // Audits read every message: never a checkpoint's projection.
     const state = await core.loader.whole(threadId);
     requireMessages(state, threadId);
-    return state.log;
+    const plan =
+      planVersion === undefined || planVersion === state.plan.version
+        ? state.plan
+        : await core.stores.plans.get(threadId, planVersion);
+    return { log: state.log, plan };
   }
   const entries = await core.stores.log.read(threadId, 0, logSeq);
   if (entries.length < logSeq) {
@@ -52,17 +65,12 @@ async function logAt(core: EngineCore, threadId: string, logSeq: number | undefi
       field: "logSeq",
     });
   }
-  return ThreadLog.empty(threadId).append(entries.map((e) => inputOf(e.message)));
-}
-
-async function planAt(
-  core: EngineCore,
-  threadId: string,
-  version: number | undefined,
-): Promise<CompactionPlan> {
-  return version === undefined
-    ? core.stores.plans.latest(threadId)
-    : core.stores.plans.get(threadId, version);
+  const log = ThreadLog.empty(threadId).append(entries.map((e) => inputOf(e.message)));
+  const plan =
+    planVersion === undefined
+      ? await core.stores.plans.latest(threadId)
+      : await core.stores.plans.get(threadId, planVersion);
+  return { log, plan };
 }
 
 /** Renders a committed plan version against the log (the CLI's `render --plan VERSION --format`). */
@@ -72,8 +80,7 @@ export function renderThread<F extends ProviderFormat>(
   options: RenderOptionsForThread<F>,
 ): Promise<RenderedThread<F>> {
   return observed(core, "render", threadId, async () => {
-    const log = await logAt(core, threadId, options.logSeq);
-    const plan = await planAt(core, threadId, options.planVersion);
+    const { log, plan } = await threadAt(core, threadId, options.logSeq, options.planVersion);
     const injections = (options.injected ?? []).map((i) => (typeof i === "string" ? { text: i } : i));
     const rendered = renderPrompt(log, plan, {
       counter: core.counter,
@@ -92,9 +99,8 @@ export function explainThread(
   options: { readonly planVersion?: number } & ExplainFilter = {},
 ): Promise<Explanation> {
   return observed(core, "explain", threadId, async () => {
-    const log = await logAt(core, threadId, undefined);
     const { planVersion, ...filter } = options;
-    const plan = await planAt(core, threadId, planVersion);
+    const { log, plan } = await threadAt(core, threadId, undefined, planVersion);
     const { clearance, aboveClearance: policy } = core.settings;
     return explainPlan(log, plan, core.counter, filter, { clearance, policy });
   });

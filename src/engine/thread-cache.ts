@@ -104,6 +104,18 @@ export class ThreadCache {
   }
 
   /**
+   * `load` for an audit, which reads every message: a cold load is kept, so the next operation on the thread (the
+   * render after an explain, a turn after an audit) reads no row again.
+   */
+  async loadWhole(threadId: string): Promise<LoadedThread> {
+    const loaded = await this.load(threadId);
+    if (loaded.source === "cold" && loaded.log.length > 0) {
+      this.remember(threadId, { log: loaded.log, plan: loaded.plan });
+    }
+    return loaded;
+  }
+
+  /**
    * The thread's first `length` stored messages as one whole log, their stored token counts seeded (a background
    * run redoing on the whole log what a checkpoint's projection could not).
    */

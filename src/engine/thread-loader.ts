@@ -55,7 +55,7 @@ export class CachedLoader implements ThreadLoader {
   }
 
   whole(threadId: string): Promise<LoadedThread> {
-    return this.cache.load(threadId);
+    return this.cache.loadWhole(threadId);
   }
 
   async beforeAppend(): Promise<void> {}
