@@ -8,7 +8,10 @@
  * Each round runs the floor and every variant once, in a shuffled order; the ratio is taken per round, then the
  * median over rounds (a neighbour's burst moves one round, not the median).
  *
- * `npm run bench:cli [-- --full]` (builds first: the executable must exist)
+ * `--instructions` also counts the instructions of one warm run of each command and of `node -e 0` under
+ * valgrind (callgrind): a figure a busy machine does not move, for comparing changes when wall time is too noisy.
+ *
+ * `npm run bench:cli [-- --full] [-- --instructions]` (builds first: the executable must exist)
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -19,6 +22,7 @@ import { listTrajectories } from "../test/support/trajectories.js";
 import { ms, summarize, type Timing } from "./support/stats.js";
 
 const FULL = process.argv.includes("--full");
+const INSTRUCTIONS = process.argv.includes("--instructions");
 const ROUNDS = FULL ? 31 : 11;
 const bin = join(repoRoot, "dist/cli/bin.cjs");
 const unbundled = join(repoRoot, "dist/cli/main.js");
@@ -143,9 +147,40 @@ for (const r of rows) {
     `| ${r.command} | ${r.variant} | ${ms(r.ms.median)} (${ms(r.ms.min)}–${ms(r.ms.max)}) | ${r.ratio.median.toFixed(2)}× |`,
   );
 }
+/** Instructions (millions) of one run under callgrind, or undefined when valgrind is not installed. */
+function instructions(args: ReadonlyArray<string>): number | undefined {
+  const result = spawnSync(
+    "valgrind",
+    ["--tool=callgrind", "--callgrind-out-file=/dev/null", process.execPath, ...args],
+    { encoding: "utf8", env: { ...process.env, CONTEXT_LEDGER_CACHE_DIR: cacheDir } },
+  );
+  const refs = /I\s+refs:\s+([\d,]+)/.exec(result.stderr ?? "")?.[1];
+  return result.error !== undefined || refs === undefined
+    ? undefined
+    : Number(refs.replaceAll(",", "")) / 1e6;
+}
+
+const counted: Array<{ readonly command: string; readonly millions: number; readonly ratio: number }> = [];
+if (INSTRUCTIONS) {
+  const base = instructions(["-e", "0"]);
+  if (base === undefined) {
+    console.log("\n--instructions: valgrind is not installed, no instruction counts");
+  } else {
+    for (const command of COMMANDS) {
+      const millions = instructions([bin, ...command.args]);
+      if (millions !== undefined) counted.push({ command: command.name, millions, ratio: millions / base });
+    }
+    console.log(`\nInstructions of one warm run (callgrind; node -e 0: ${base.toFixed(0)} M)`);
+    console.log("| command | instructions | × node -e 0 |");
+    console.log("|---|---:|---:|");
+    for (const c of counted)
+      console.log(`| ${c.command} | ${c.millions.toFixed(0)} M | ${c.ratio.toFixed(2)}× |`);
+  }
+}
+
 mkdirSync(join(repoRoot, "benchmarks/results"), { recursive: true });
 writeFileSync(
   join(repoRoot, "benchmarks/results/cli.json"),
-  `${JSON.stringify({ trajectory: trajectory.name, messages: explained.logSeq, budget, rounds: ROUNDS, floor, rows }, null, 2)}\n`,
+  `${JSON.stringify({ trajectory: trajectory.name, messages: explained.logSeq, budget, rounds: ROUNDS, floor, rows, instructions: counted }, null, 2)}\n`,
 );
 rmSync(work, { recursive: true, force: true });
