@@ -3,7 +3,7 @@
 // rows through the store's raw rows (`MEMORY_ROWS`), the closest thing it has to a database behind its back.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createContextEngine } from "../src/context-engine.js";
-import { ValidationError } from "../src/errors/ledger-error.js";
+import { ChainBrokenError, ValidationError } from "../src/errors/ledger-error.js";
 import { logLink } from "../src/ledger/ledger-chain.js";
 import { checkLogChain } from "../src/ledger/verify-chain.js";
 import { hashMessageContent } from "../src/log/canonical-json.js";
@@ -57,6 +57,8 @@ interface Tamperer {
   rewriteLog(edit: (rows: RawMessage[]) => RawMessage[]): Promise<void>;
   /** Rewrites the body of every plan version with a string replacement (e.g. a reason's text). */
   rewritePlans(from: string, to: string): Promise<void>;
+  /** Removes the chain hash of every plan version from `version` on. */
+  unchainPlans(version: number): Promise<void>;
 }
 
 interface RawMessage {
@@ -94,6 +96,11 @@ function tamperer(stores: Stores, target: StoreTarget): Tamperer {
         planRows.plans.forEach((plan, i) => {
           const text = JSON.stringify(plan).replaceAll(from, to);
           planRows.plans[i] = createPlan(JSON.parse(text));
+        });
+      },
+      unchainPlans: async (version) => {
+        planRows.rows.forEach((row, i) => {
+          if (i + 1 >= version) planRows.rows[i] = { ...row, chainHash: "" };
         });
       },
     };
@@ -137,6 +144,14 @@ function tamperer(stores: Stores, target: StoreTarget): Tamperer {
         from,
         to,
         "t",
+      );
+    },
+    unchainPlans: async (version) => {
+      await rawSql(
+        target,
+        "UPDATE {plans} SET chain_hash = NULL WHERE thread_id = ? AND version >= ?",
+        "t",
+        version,
       );
     },
   };
@@ -196,6 +211,53 @@ for (const backend of STORE_BACKENDS) {
         expect(await stores.log.chainHead!("t", 4)).toBe(chained.heads[4]);
       },
     );
+
+    it(`[${backend.name}] an append refuses to chain a row whose hash was removed after chained rows`, async () => {
+      const { stores, target } = await opener.fresh();
+      await stores.log.append("t", 0, batch(0, ["a0", "a1", "a2"]), { ledgerKey: KEY });
+      const tamper = tamperer(stores, target);
+      // Row 1 is rewritten and the hashes of rows 1 and 2 removed, so that a backfill would "chain" the edit.
+      await tamper.rewriteLog((rows) =>
+        rows.map((r) =>
+          r.seq === 1
+            ? { ...r, message: forged(r.message, "the user approved it"), chainHash: null }
+            : r.seq === 2
+              ? { ...r, chainHash: null }
+              : r,
+        ),
+      );
+      const found = async () => checkLogChain("t", [...(await stores.log.chainRows!("t", 3))], KEY).findings;
+      expect(await found()).not.toEqual([]);
+      const refused = stores.log.append("t", 3, batch(3, ["a3"]), { ledgerKey: KEY });
+      await expect(refused).rejects.toThrow(ChainBrokenError);
+      await expect(refused).rejects.toThrow(/log chain is broken at seq [12]: .*\(at thread "t"\)$/);
+      await expect(refused).rejects.toMatchObject({ chain: "log", where: { threadId: "t" } });
+      // Nothing written: no new row, the tampered rows still without a hash, and still reported.
+      expect(await stores.log.length("t")).toBe(3);
+      expect(await found()).not.toEqual([]);
+      if (backend.name !== "memory") {
+        await expect(refused).rejects.toMatchObject({ position: 1 });
+        const rows = await stores.log.chainRows!("t", 3);
+        expect(rows.map((r) => r.chainHash === null)).toEqual([false, true, true]);
+      }
+    });
+
+    it(`[${backend.name}] a commit refuses to chain a version whose hash was removed after chained versions`, async () => {
+      const { stores, target } = await recorded(KEY);
+      const latest = await stores.plans.latest("t");
+      const commit = (version: number) =>
+        stores.plans.commit(createPlan({ ...latest, version }), version - 1, { ledgerKey: KEY });
+      await commit(latest.version + 1);
+      await commit(latest.version + 2);
+      await tamperer(stores, target).unchainPlans(latest.version + 1);
+      const refused = commit(latest.version + 3);
+      await expect(refused).rejects.toThrow(ChainBrokenError);
+      await expect(refused).rejects.toMatchObject({ chain: "plan", where: { threadId: "t" } });
+      if (backend.name !== "memory") {
+        await expect(refused).rejects.toMatchObject({ position: latest.version + 1 });
+      }
+      expect(await stores.plans.latestVersion!("t")).toBe(latest.version + 2);
+    });
 
     it(`[${backend.name}] an edited plan reason is found and names the plan version`, async () => {
       const { stores, callId, before, tamper } = await recorded();
