@@ -5,7 +5,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createContextEngine } from "../src/context-engine.js";
 import { ChainBrokenError, ValidationError } from "../src/errors/ledger-error.js";
 import { logLink } from "../src/ledger/ledger-chain.js";
-import { checkLogChain } from "../src/ledger/verify-chain.js";
+import {
+  checkLogChain,
+  checkPlanChain,
+  type LogChainRow,
+  WRONG_KEY_HINT,
+} from "../src/ledger/verify-chain.js";
 import { hashMessageContent } from "../src/log/canonical-json.js";
 import type { Message } from "../src/log/message.js";
 import { createPlan } from "../src/plan/compaction-plan.js";
@@ -366,6 +371,60 @@ for (const backend of STORE_BACKENDS) {
   });
 }
 
+describe("checkLogChain and checkPlanChain", () => {
+  async function logRows(key?: string): Promise<LogChainRow[]> {
+    const { createMemoryLogStore } = await import("../src/stores/memory/memory-log-store.js");
+    const log = createMemoryLogStore();
+    await log.append("t", 0, batch(0, ["a0", "a1", "a2"]), key === undefined ? {} : { ledgerKey: key });
+    return [...(await log.chainRows!("t", 3))];
+  }
+
+  it("names an edited log row whose body no longer holds a numeric seq", async () => {
+    const rows = await logRows(KEY);
+    const body = JSON.parse(rows[1]!.body) as Record<string, unknown>;
+    delete body.seq;
+    rows[1] = { ...rows[1]!, body: JSON.stringify({ ...body, note: "approved" }) };
+    const { findings } = checkLogChain("t", rows, KEY);
+    expect(findings.map((f) => f.position)).toEqual([1]);
+    expect(findings[0]!.text).toMatch(/thread "t" seq 1 \(message "a1"\) no longer matches its chain hash/);
+  });
+
+  it("says the key is the likely cause when no row verifies from the first one on", async () => {
+    const keyed = await logRows(KEY);
+    const without = checkLogChain("t", keyed, undefined).findings;
+    expect(without).toHaveLength(3);
+    expect(without[0]!.text).toMatch(/^thread "t" seq 0 \(message "a0"\) no longer matches its chain hash/);
+    expect(without[0]!.text).toContain(WRONG_KEY_HINT);
+    expect(without.slice(1).some((f) => f.text.includes(WRONG_KEY_HINT))).toBe(false);
+    // A keyless chain checked with a key: the first row already says it was computed without the key.
+    const withKey = checkLogChain("t", await logRows(), KEY).findings;
+    expect(withKey[0]!.text).toMatch(
+      /seq 0 .*has a chain hash computed without the ledger key.*different ledger key/,
+    );
+    // An edit of the first row alone is an edit: the rows after it verify, so no hint.
+    const edited = [...keyed];
+    edited[0] = { ...edited[0]!, body: edited[0]!.body.replace("message a0", "message b0") };
+    const one = checkLogChain("t", edited, KEY).findings;
+    expect(one).toHaveLength(1);
+    expect(one[0]!.text).not.toContain(WRONG_KEY_HINT);
+  });
+
+  it("keeps a plan chain's heads at their versions across a deleted version", async () => {
+    const { createMemoryStores } = await import("../src/stores/memory/memory-stores.js");
+    const stores = createMemoryStores();
+    await stores.log.append("t", 0, batch(0, ["a0", "a1", "a2"]));
+    for (let v = 1; v <= 4; v++) {
+      await stores.plans.commit(createPlan({ threadId: "t", version: v, basedOnSeq: 3, actions: [] }), v - 1);
+    }
+    const rows = [...(await stores.plans.chainRows!("t", 4))];
+    const whole = checkPlanChain("t", rows);
+    const gap = checkPlanChain("t", [rows[0]!, rows[1]!, rows[3]!]);
+    expect(gap.findings[0]!.text).toMatch(/plan version 3 is missing/);
+    expect(gap.heads).toHaveLength(whole.heads.length);
+    expect(gap.heads.slice(0, 3)).toEqual(whole.heads.slice(0, 3));
+  });
+});
+
 describe("ledger key option", () => {
   it("is validated like the other engine options", async () => {
     const { createMemoryStores } = await import("../src/stores/memory/memory-stores.js");
@@ -414,9 +473,10 @@ describe("replay --verify --json with a ledger key in CONTEXT_LEDGER_LEDGER_KEY"
         expect.arrayContaining(["ok", "requestHash", "recordedHash", "reason"]),
       );
 
-      // Without the key the keyed chain does not verify.
+      // Without the key the keyed chain does not verify, and the reason says the key is the likely cause.
       const keyless = await runInProcess(["--db", db, "replay", "--call", callId, "--verify", "--json"]);
       expect(keyless.code).toBe(1);
+      expect((JSON.parse(keyless.stdout) as { reason: string }).reason).toContain(WRONG_KEY_HINT);
 
       const sqlite = new Database(db);
       const changed = sqlite
