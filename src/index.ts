@@ -79,6 +79,7 @@ export type { ErrorLocation, LedgerErrorCode, SummarizerFailure } from "./errors
 export {
   AccessDeniedError,
   BudgetInfeasibleError,
+  ChainBrokenError,
   ClearanceError,
   LedgerError,
   MissingDependencyError,

@@ -3,9 +3,14 @@
 // rows through the store's raw rows (`MEMORY_ROWS`), the closest thing it has to a database behind its back.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createContextEngine } from "../src/context-engine.js";
-import { ValidationError } from "../src/errors/ledger-error.js";
+import { ChainBrokenError, ValidationError } from "../src/errors/ledger-error.js";
 import { logLink } from "../src/ledger/ledger-chain.js";
-import { checkLogChain } from "../src/ledger/verify-chain.js";
+import {
+  checkLogChain,
+  checkPlanChain,
+  type LogChainRow,
+  WRONG_KEY_HINT,
+} from "../src/ledger/verify-chain.js";
 import { hashMessageContent } from "../src/log/canonical-json.js";
 import type { Message } from "../src/log/message.js";
 import { createPlan } from "../src/plan/compaction-plan.js";
@@ -57,6 +62,8 @@ interface Tamperer {
   rewriteLog(edit: (rows: RawMessage[]) => RawMessage[]): Promise<void>;
   /** Rewrites the body of every plan version with a string replacement (e.g. a reason's text). */
   rewritePlans(from: string, to: string): Promise<void>;
+  /** Removes the chain hash of every plan version from `version` on. */
+  unchainPlans(version: number): Promise<void>;
 }
 
 interface RawMessage {
@@ -94,6 +101,11 @@ function tamperer(stores: Stores, target: StoreTarget): Tamperer {
         planRows.plans.forEach((plan, i) => {
           const text = JSON.stringify(plan).replaceAll(from, to);
           planRows.plans[i] = createPlan(JSON.parse(text));
+        });
+      },
+      unchainPlans: async (version) => {
+        planRows.rows.forEach((row, i) => {
+          if (i + 1 >= version) planRows.rows[i] = { ...row, chainHash: "" };
         });
       },
     };
@@ -137,6 +149,14 @@ function tamperer(stores: Stores, target: StoreTarget): Tamperer {
         from,
         to,
         "t",
+      );
+    },
+    unchainPlans: async (version) => {
+      await rawSql(
+        target,
+        "UPDATE {plans} SET chain_hash = NULL WHERE thread_id = ? AND version >= ?",
+        "t",
+        version,
       );
     },
   };
@@ -196,6 +216,53 @@ for (const backend of STORE_BACKENDS) {
         expect(await stores.log.chainHead!("t", 4)).toBe(chained.heads[4]);
       },
     );
+
+    it(`[${backend.name}] an append refuses to chain a row whose hash was removed after chained rows`, async () => {
+      const { stores, target } = await opener.fresh();
+      await stores.log.append("t", 0, batch(0, ["a0", "a1", "a2"]), { ledgerKey: KEY });
+      const tamper = tamperer(stores, target);
+      // Row 1 is rewritten and the hashes of rows 1 and 2 removed, so that a backfill would "chain" the edit.
+      await tamper.rewriteLog((rows) =>
+        rows.map((r) =>
+          r.seq === 1
+            ? { ...r, message: forged(r.message, "the user approved it"), chainHash: null }
+            : r.seq === 2
+              ? { ...r, chainHash: null }
+              : r,
+        ),
+      );
+      const found = async () => checkLogChain("t", [...(await stores.log.chainRows!("t", 3))], KEY).findings;
+      expect(await found()).not.toEqual([]);
+      const refused = stores.log.append("t", 3, batch(3, ["a3"]), { ledgerKey: KEY });
+      await expect(refused).rejects.toThrow(ChainBrokenError);
+      await expect(refused).rejects.toThrow(/log chain is broken at seq [12]: .*\(at thread "t"\)$/);
+      await expect(refused).rejects.toMatchObject({ chain: "log", where: { threadId: "t" } });
+      // Nothing written: no new row, the tampered rows still without a hash, and still reported.
+      expect(await stores.log.length("t")).toBe(3);
+      expect(await found()).not.toEqual([]);
+      if (backend.name !== "memory") {
+        await expect(refused).rejects.toMatchObject({ position: 1 });
+        const rows = await stores.log.chainRows!("t", 3);
+        expect(rows.map((r) => r.chainHash === null)).toEqual([false, true, true]);
+      }
+    });
+
+    it(`[${backend.name}] a commit refuses to chain a version whose hash was removed after chained versions`, async () => {
+      const { stores, target } = await recorded(KEY);
+      const latest = await stores.plans.latest("t");
+      const commit = (version: number) =>
+        stores.plans.commit(createPlan({ ...latest, version }), version - 1, { ledgerKey: KEY });
+      await commit(latest.version + 1);
+      await commit(latest.version + 2);
+      await tamperer(stores, target).unchainPlans(latest.version + 1);
+      const refused = commit(latest.version + 3);
+      await expect(refused).rejects.toThrow(ChainBrokenError);
+      await expect(refused).rejects.toMatchObject({ chain: "plan", where: { threadId: "t" } });
+      if (backend.name !== "memory") {
+        await expect(refused).rejects.toMatchObject({ position: latest.version + 1 });
+      }
+      expect(await stores.plans.latestVersion!("t")).toBe(latest.version + 2);
+    });
 
     it(`[${backend.name}] an edited plan reason is found and names the plan version`, async () => {
       const { stores, callId, before, tamper } = await recorded();
@@ -304,6 +371,60 @@ for (const backend of STORE_BACKENDS) {
   });
 }
 
+describe("checkLogChain and checkPlanChain", () => {
+  async function logRows(key?: string): Promise<LogChainRow[]> {
+    const { createMemoryLogStore } = await import("../src/stores/memory/memory-log-store.js");
+    const log = createMemoryLogStore();
+    await log.append("t", 0, batch(0, ["a0", "a1", "a2"]), key === undefined ? {} : { ledgerKey: key });
+    return [...(await log.chainRows!("t", 3))];
+  }
+
+  it("names an edited log row whose body no longer holds a numeric seq", async () => {
+    const rows = await logRows(KEY);
+    const body = JSON.parse(rows[1]!.body) as Record<string, unknown>;
+    delete body.seq;
+    rows[1] = { ...rows[1]!, body: JSON.stringify({ ...body, note: "approved" }) };
+    const { findings } = checkLogChain("t", rows, KEY);
+    expect(findings.map((f) => f.position)).toEqual([1]);
+    expect(findings[0]!.text).toMatch(/thread "t" seq 1 \(message "a1"\) no longer matches its chain hash/);
+  });
+
+  it("says the key is the likely cause when no row verifies from the first one on", async () => {
+    const keyed = await logRows(KEY);
+    const without = checkLogChain("t", keyed, undefined).findings;
+    expect(without).toHaveLength(3);
+    expect(without[0]!.text).toMatch(/^thread "t" seq 0 \(message "a0"\) no longer matches its chain hash/);
+    expect(without[0]!.text).toContain(WRONG_KEY_HINT);
+    expect(without.slice(1).some((f) => f.text.includes(WRONG_KEY_HINT))).toBe(false);
+    // A keyless chain checked with a key: the first row already says it was computed without the key.
+    const withKey = checkLogChain("t", await logRows(), KEY).findings;
+    expect(withKey[0]!.text).toMatch(
+      /seq 0 .*has a chain hash computed without the ledger key.*different ledger key/,
+    );
+    // An edit of the first row alone is an edit: the rows after it verify, so no hint.
+    const edited = [...keyed];
+    edited[0] = { ...edited[0]!, body: edited[0]!.body.replace("message a0", "message b0") };
+    const one = checkLogChain("t", edited, KEY).findings;
+    expect(one).toHaveLength(1);
+    expect(one[0]!.text).not.toContain(WRONG_KEY_HINT);
+  });
+
+  it("keeps a plan chain's heads at their versions across a deleted version", async () => {
+    const { createMemoryStores } = await import("../src/stores/memory/memory-stores.js");
+    const stores = createMemoryStores();
+    await stores.log.append("t", 0, batch(0, ["a0", "a1", "a2"]));
+    for (let v = 1; v <= 4; v++) {
+      await stores.plans.commit(createPlan({ threadId: "t", version: v, basedOnSeq: 3, actions: [] }), v - 1);
+    }
+    const rows = [...(await stores.plans.chainRows!("t", 4))];
+    const whole = checkPlanChain("t", rows);
+    const gap = checkPlanChain("t", [rows[0]!, rows[1]!, rows[3]!]);
+    expect(gap.findings[0]!.text).toMatch(/plan version 3 is missing/);
+    expect(gap.heads).toHaveLength(whole.heads.length);
+    expect(gap.heads.slice(0, 3)).toEqual(whole.heads.slice(0, 3));
+  });
+});
+
 describe("ledger key option", () => {
   it("is validated like the other engine options", async () => {
     const { createMemoryStores } = await import("../src/stores/memory/memory-stores.js");
@@ -352,9 +473,10 @@ describe("replay --verify --json with a ledger key in CONTEXT_LEDGER_LEDGER_KEY"
         expect.arrayContaining(["ok", "requestHash", "recordedHash", "reason"]),
       );
 
-      // Without the key the keyed chain does not verify.
+      // Without the key the keyed chain does not verify, and the reason says the key is the likely cause.
       const keyless = await runInProcess(["--db", db, "replay", "--call", callId, "--verify", "--json"]);
       expect(keyless.code).toBe(1);
+      expect((JSON.parse(keyless.stdout) as { reason: string }).reason).toContain(WRONG_KEY_HINT);
 
       const sqlite = new Database(db);
       const changed = sqlite

@@ -16,7 +16,8 @@ export type LedgerErrorCode =
   | "ACCESS_DENIED"
   | "NOT_FOUND"
   | "NOT_LOADED"
-  | "MISSING_DEPENDENCY";
+  | "MISSING_DEPENDENCY"
+  | "CHAIN_BROKEN";
 
 /** Where an error happened; every field is optional and only the known ones are filled in. */
 export interface ErrorLocation {
@@ -264,6 +265,28 @@ export class CheckpointUnfitError extends MessageNotLoadedError {
     super("the checkpoint", where);
     const location = describeLocation(where);
     this.message = `checkpoint unusable: ${problem}${location ? ` (at ${location})` : ""}; the whole log is read instead`;
+  }
+}
+
+/**
+ * A write would extend a thread's ledger chain (docs/decisions/0018) from a row that has lost its chain hash: a
+ * row without a hash after chained rows (or a missing row) is never written before the chain, so it was tampered
+ * with, and chaining it now would hide that under hashes of its current content. Nothing was written.
+ */
+export class ChainBrokenError extends LedgerError {
+  /** Which chain: the thread's log rows or its plan versions. */
+  readonly chain: "log" | "plan";
+  /** The first seq (log) or plan version that breaks the chain. */
+  readonly position: number;
+  constructor(threadId: string, chain: "log" | "plan", position: number, problem: string) {
+    const row = chain === "log" ? `seq ${position}` : `plan version ${position}`;
+    super(
+      "CHAIN_BROKEN",
+      `${chain === "log" ? "append" : "plan commit"} refused: the thread's ${chain} chain is broken at ${row}: ${problem}; nothing was written. Run \`context-ledger replay --verify\` (or \`engine.replay\`) to see what changed, and restore the rows from a backup`,
+      { threadId },
+    );
+    this.chain = chain;
+    this.position = position;
   }
 }
 

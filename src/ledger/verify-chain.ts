@@ -47,6 +47,119 @@ const MAX_NAMED = 20;
 
 const quote = (s: string): string => JSON.stringify(s);
 
+/** What the generic walk needs to know about one kind of chain (log rows, plan versions). */
+interface ChainSpec<R> {
+  /** The first position: seq 0, plan version 1. */
+  readonly first: number;
+  /** The genesis with the verifier's key, and without one (to tell a chain written without the key). */
+  readonly genesis: string;
+  readonly keylessGenesis: string;
+  position(row: R): number;
+  /** The row named in a finding: thread, seq and message id, or plan version. */
+  where(row: R): string;
+  /** The finding for positions `from` to `to` (inclusive) missing. */
+  missing(from: number, to: number): string;
+  /** The position the row's body says it is at, when it says one. */
+  bodyPosition(row: R): number | undefined;
+  /** The finding for a body that says another position. */
+  moved(bodyPosition: number, position: number): string;
+  link(previous: string, row: R, key: string | undefined): string;
+  /** "rows" or "versions", as in "although rows before it have". */
+  readonly rows: string;
+  /** What a broken link means was changed, e.g. "its message body, seq or token counts". */
+  readonly changed: string;
+  /** Any other finding about the row (a changed appended token count). */
+  extra?(row: R): string | undefined;
+}
+
+/** Said with the first finding when no row verifies from the first one on: the usual cause is the key, not an edit. */
+export const WRONG_KEY_HINT =
+  "the chain does not verify from its first row: written with a different ledger key (or none)? set CONTEXT_LEDGER_LEDGER_KEY / the engine's ledgerKey";
+
+/**
+ * Walks a chain from its genesis, one check for both chains so they cannot drift. Each link is checked against
+ * the stored hash of the row before it, so a finding names the row that changed rather than every row after it.
+ */
+function walkChain<R>(
+  threadId: string,
+  spec: ChainSpec<R>,
+  rows: ReadonlyArray<R>,
+  key?: string,
+): ChainCheck {
+  const findings = new Findings(threadId);
+  const heads: string[] = [spec.genesis];
+  let previousStored: string | undefined = spec.genesis;
+  let chainedSeen = false;
+  let unchained = 0;
+  let expected = spec.first;
+  // For the wrong-key hint: the first row's link finding, and whether any chained row verified.
+  let firstLinkFinding: number | undefined;
+  let anyVerified = false;
+  for (const row of rows) {
+    const position = spec.position(row);
+    const where = spec.where(row);
+    if (position > expected) {
+      findings.add(expected, spec.missing(expected, position - 1));
+      // The recomputed heads stop at the gap: a call that saw the missing rows cannot match anything.
+      while (heads.length + spec.first <= position) heads.push(`missing:${heads.length}`);
+      previousStored = undefined;
+    }
+    expected = position + 1;
+    const bodyPosition = spec.bodyPosition(row);
+    if (bodyPosition !== undefined && bodyPosition !== position) {
+      findings.add(position, `${where} ${spec.moved(bodyPosition, position)}`);
+    }
+    const recomputed = spec.link(heads[heads.length - 1]!, row, key);
+    const stored = chainHashOf(row);
+    if (stored === null) {
+      unchained++;
+      if (chainedSeen) {
+        findings.add(
+          position,
+          `${where} has no chain hash although ${spec.rows} before it have: it was removed`,
+        );
+      }
+    } else {
+      chainedSeen = true;
+      const local: string | undefined =
+        previousStored === undefined ? undefined : spec.link(previousStored, row, key);
+      if (local === stored) anyVerified = true;
+      else if (bodyPosition === undefined || bodyPosition === position) {
+        if (position === spec.first) firstLinkFinding = findings.count;
+        findings.add(position, `${where} ${brokenLink(spec, row, previousStored, stored, key)}`);
+      }
+    }
+    const extra = spec.extra?.(row);
+    if (extra !== undefined) findings.add(position, `${where} ${extra}`);
+    heads.push(recomputed);
+    previousStored = stored ?? recomputed;
+  }
+  if (firstLinkFinding !== undefined && !anyVerified) findings.amend(firstLinkFinding, `; ${WRONG_KEY_HINT}`);
+  return { findings: findings.list(), heads, unchained };
+}
+
+const chainHashOf = (row: unknown): string | null => (row as { chainHash: string | null }).chainHash;
+
+/** Why a link does not verify, in words: a changed row, or a chain written (or rewritten) without the key. */
+function brokenLink<R>(
+  spec: ChainSpec<R>,
+  row: R,
+  previous: string | undefined,
+  stored: string,
+  key: string | undefined,
+): string {
+  // The first row follows the genesis, which is keyed too: a keyless chain starts from the keyless genesis.
+  const keylessPrevious = spec.position(row) === spec.first ? spec.keylessGenesis : previous;
+  if (
+    keylessPrevious !== undefined &&
+    key !== undefined &&
+    spec.link(keylessPrevious, row, undefined) === stored
+  ) {
+    return "has a chain hash computed without the ledger key: the chain was rewritten (or written) by someone without the key";
+  }
+  return `no longer matches its chain hash: ${spec.changed} changed after it was written, or a row before it was replaced`;
+}
+
 /**
  * Checks a thread's stored log rows (in seq order) against their chain. Each link is checked against the stored
  * hash of the row before it, so a finding names the row that changed rather than every row after it: an edited
@@ -54,59 +167,42 @@ const quote = (s: string): string => JSON.stringify(s);
  * rows), changed appended token counts, a chain hash removed, and a chain recomputed without the ledger key.
  */
 export function checkLogChain(threadId: string, rows: ReadonlyArray<LogChainRow>, key?: string): ChainCheck {
-  const findings = new Findings(threadId);
-  const heads: string[] = [logGenesis(threadId, key)];
-  let previousStored: string | undefined = heads[0];
-  let chainedSeen = false;
-  let unchained = 0;
-  let expected = 0;
-  for (const row of rows) {
-    const where = `thread ${quote(threadId)} seq ${row.seq} (message ${quote(row.messageId)})`;
-    if (row.seq > expected) {
-      const gap = row.seq === expected + 1 ? `seq ${expected} is` : `seqs ${expected}–${row.seq - 1} are`;
-      findings.add(expected, `thread ${quote(threadId)}: ${gap} missing from the log: rows were deleted`);
-      // The recomputed heads stop at the gap: a call that saw the missing rows cannot match anything.
-      while (heads.length <= row.seq) heads.push(`missing:${heads.length}`);
-      previousStored = undefined;
-    }
-    expected = row.seq + 1;
-    const bodySeq = seqInBody(row.body);
-    if (bodySeq !== undefined && bodySeq !== row.seq) {
-      findings.add(
-        row.seq,
-        `${where} holds a message whose body says seq ${bodySeq}: ${
-          bodySeq > row.seq
+  const thread = `thread ${quote(threadId)}`;
+  const contentOf = (row: LogChainRow) => ({
+    seq: row.seq,
+    body: row.body,
+    tokens: canonicalJson(row.appendedTokens ?? row.tokens),
+  });
+  return walkChain(
+    threadId,
+    {
+      first: 0,
+      genesis: logGenesis(threadId, key),
+      keylessGenesis: logGenesis(threadId),
+      position: (row) => row.seq,
+      where: (row) => `${thread} seq ${row.seq} (message ${quote(row.messageId)})`,
+      missing: (from, to) =>
+        `${thread}: ${from === to ? `seq ${from} is` : `seqs ${from}–${to} are`} missing from the log: rows were deleted`,
+      bodyPosition: (row) => seqInBody(row.body),
+      moved: (bodySeq, seq) =>
+        `holds a message whose body says seq ${bodySeq}: ${
+          bodySeq > seq
             ? "rows before it were deleted, or rows were reordered"
             : "rows were inserted before it, or rows were reordered"
         }`,
-      );
-    }
-    const appended = row.appendedTokens ?? row.tokens;
-    const content = { seq: row.seq, body: row.body, tokens: canonicalJson(appended) };
-    const recomputed = logLink(heads[heads.length - 1]!, content, key);
-    if (row.chainHash === null) {
-      unchained++;
-      if (chainedSeen) {
-        findings.add(row.seq, `${where} has no chain hash although rows before it have: it was removed`);
-      }
-    } else {
-      chainedSeen = true;
-      const local = previousStored === undefined ? undefined : logLink(previousStored, content, key);
-      if (local !== row.chainHash && bodySeq === row.seq) {
-        findings.add(row.seq, `${where} ${brokenLink(previousStored, content, row.chainHash, key, "log")}`);
-      }
-    }
-    const changedCount = changedTokenCount(row.appendedTokens, row.tokens);
-    if (changedCount !== undefined) {
-      findings.add(
-        row.seq,
-        `${where} has its ${quote(changedCount)} token count changed from the one it was appended with`,
-      );
-    }
-    heads.push(recomputed);
-    previousStored = row.chainHash ?? recomputed;
-  }
-  return { findings: findings.list(), heads, unchained };
+      link: (previous, row, k) => logLink(previous, contentOf(row), k),
+      rows: "rows",
+      changed: "its message body, seq or token counts",
+      extra: (row) => {
+        const id = changedTokenCount(row.appendedTokens, row.tokens);
+        return id === undefined
+          ? undefined
+          : `has its ${quote(id)} token count changed from the one it was appended with`;
+      },
+    },
+    rows,
+    key,
+  );
 }
 
 /** Checks a thread's stored plan versions (ascending) against their chain, as `checkLogChain` does the log. */
@@ -115,76 +211,27 @@ export function checkPlanChain(
   rows: ReadonlyArray<PlanChainRow>,
   key?: string,
 ): ChainCheck {
-  const findings = new Findings(threadId);
-  const heads: string[] = [planGenesis(threadId, key)];
-  let previousStored: string | undefined = heads[0];
-  let chainedSeen = false;
-  let unchained = 0;
-  let expected = 1;
-  for (const row of rows) {
-    const where = `thread ${quote(threadId)} plan version ${row.version}`;
-    if (row.version > expected) {
-      const gap =
-        row.version === expected + 1
-          ? `version ${expected} is`
-          : `versions ${expected}–${row.version - 1} are`;
-      findings.add(expected, `thread ${quote(threadId)}: plan ${gap} missing: rows were deleted`);
-      while (heads.length <= row.version) heads.push(`missing:${heads.length}`);
-      previousStored = undefined;
-    }
-    expected = row.version + 1;
-    const bodyVersion = versionInBody(row.kind, row.body);
-    if (bodyVersion !== undefined && bodyVersion !== row.version) {
-      findings.add(
-        row.version,
-        `${where} holds a plan whose body says version ${bodyVersion}: versions were reordered or renumbered`,
-      );
-    }
-    const content = { version: row.version, kind: row.kind, body: row.body, committedAt: row.committedAt };
-    const recomputed = planLink(heads[heads.length - 1]!, content, key);
-    if (row.chainHash === null) {
-      unchained++;
-      if (chainedSeen)
-        findings.add(
-          row.version,
-          `${where} has no chain hash although versions before it have: it was removed`,
-        );
-    } else {
-      chainedSeen = true;
-      const local = previousStored === undefined ? undefined : planLink(previousStored, content, key);
-      if (local !== row.chainHash && (bodyVersion === undefined || bodyVersion === row.version)) {
-        findings.add(
-          row.version,
-          `${where} ${brokenLink(previousStored, content, row.chainHash, key, "plan")}`,
-        );
-      }
-    }
-    heads.push(recomputed);
-    previousStored = row.chainHash ?? recomputed;
-  }
-  return { findings: findings.list(), heads, unchained };
-}
-
-/** Why a link does not verify, in words: a changed row, or a chain written (or rewritten) without the key. */
-function brokenLink(
-  previous: string | undefined,
-  content: Parameters<typeof logLink>[1] | Parameters<typeof planLink>[1],
-  stored: string,
-  key: string | undefined,
-  chain: "log" | "plan",
-): string {
-  const link = (prev: string, k: string | undefined) =>
-    chain === "log"
-      ? logLink(prev, content as Parameters<typeof logLink>[1], k)
-      : planLink(prev, content as Parameters<typeof planLink>[1], k);
-  if (previous !== undefined && key !== undefined && link(previous, undefined) === stored) {
-    return "has a chain hash computed without the ledger key: the chain was rewritten (or written) by someone without the key";
-  }
-  const what =
-    chain === "log"
-      ? "its message body, seq or token counts"
-      : "its body (actions, reasons, strategies), kind or commit time";
-  return `no longer matches its chain hash: ${what} changed after it was written, or a row before it was replaced`;
+  const thread = `thread ${quote(threadId)}`;
+  return walkChain(
+    threadId,
+    {
+      first: 1,
+      genesis: planGenesis(threadId, key),
+      keylessGenesis: planGenesis(threadId),
+      position: (row) => row.version,
+      where: (row) => `${thread} plan version ${row.version}`,
+      missing: (from, to) =>
+        `${thread}: plan ${from === to ? `version ${from} is` : `versions ${from}–${to} are`} missing: rows were deleted`,
+      bodyPosition: (row) => versionInBody(row.kind, row.body),
+      moved: (bodyVersion) =>
+        `holds a plan whose body says version ${bodyVersion}: versions were reordered or renumbered`,
+      link: (previous, row, k) => planLink(previous, row, k),
+      rows: "versions",
+      changed: "its body (actions, reasons, strategies), kind or commit time",
+    },
+    rows,
+    key,
+  );
 }
 
 function seqInBody(body: string): number | undefined {
@@ -220,6 +267,15 @@ class Findings {
   #more = 0;
   #firstMore = 0;
   constructor(readonly threadId: string) {}
+  /** How many findings are named so far (the index the next one gets). */
+  get count(): number {
+    return this.#list.length;
+  }
+  /** Adds `suffix` to the text of the named finding at `index`. */
+  amend(index: number, suffix: string): void {
+    const finding = this.#list[index];
+    if (finding !== undefined) this.#list[index] = { ...finding, text: `${finding.text}${suffix}` };
+  }
   add(position: number, text: string): void {
     if (this.#list.length < MAX_NAMED) this.#list.push({ position, text });
     else if (this.#more++ === 0) this.#firstMore = position;

@@ -1,3 +1,4 @@
+import { ChainBrokenError } from "../../errors/ledger-error.js";
 import {
   chainedTokens,
   chainLogRows,
@@ -116,7 +117,10 @@ export function createMemoryLogStore(
       body: JSON.stringify(e.message),
       tokens: chainedTokens(e.tokens),
     }));
-    const previous = thread.chain.at(-1) ?? logGenesis(threadId, key);
+    const previous = expectedSeq === 0 ? logGenesis(threadId, key) : thread.chain[expectedSeq - 1];
+    // Memory rows are chained from their first append: a head without a hash was removed behind the store's back.
+    if (!previous)
+      throw new ChainBrokenError(threadId, "log", expectedSeq - 1, "it has no chain hash (removed)");
     const hashes = chainLogRows(previous, links, key);
     frozen.forEach((entry, i) => {
       thread.seqById.set(entry.message.id, thread.entries.length);

@@ -1,3 +1,4 @@
+import { ChainBrokenError } from "../../errors/ledger-error.js";
 import { planGenesis, planLink } from "../../ledger/ledger-chain.js";
 import type { PlanChainRow } from "../../ledger/verify-chain.js";
 import { canonicalJson } from "../../log/canonical-json.js";
@@ -122,7 +123,12 @@ export function createMemoryPlanStore(logs: LogStore): PlanStore {
         ? { kind: "delta" as const, from: stored.actions.length }
         : { kind: "full" as const, from: 0 };
     const committedAt = new Date().toISOString();
-    const previous = rows.at(-1)?.chainHash ?? planGenesis(plan.threadId, key);
+    const previous =
+      expectedVersion === 0 ? planGenesis(plan.threadId, key) : rows[expectedVersion - 1]?.chainHash;
+    // Memory versions are chained from their first commit: a head without a hash was removed behind the store's back.
+    if (!previous) {
+      throw new ChainBrokenError(plan.threadId, "plan", expectedVersion, "it has no chain hash (removed)");
+    }
     const content = {
       version: value.version,
       kind: shape.kind,

@@ -1,3 +1,4 @@
+import { backfillChain } from "../../ledger/chain-backfill.js";
 import {
   chainedTokens,
   chainLogRows,
@@ -178,21 +179,32 @@ export function createSqlLogStore(
 
   /**
    * The chain head after `seq` rows. Rows written before the chain have no hash: the first append after the
-   * migration chains them (once, in its transaction), so every later append reads one row.
+   * migration chains them (once, in its transaction), so every later append reads one row. Only that legacy case
+   * is backfilled: a row without a hash after chained ones refuses the append (`backfillChain`).
    */
   function* headBefore(threadId: string, seq: number, key: string | undefined): SqlWork<string> {
     if (seq === 0) return logGenesis(threadId, key);
     const [row] = yield* all(sql.chainHead(threadId, seq - 1));
     const stored = column(row, "chain_hash");
     if (typeof stored === "string") return stored;
-    let head = logGenesis(threadId, key);
-    for (const r of yield* all(sql.chainRows(threadId, seq))) {
+    const rows = (yield* all(sql.chainRows(threadId, seq))).map((r) => {
       const chained = chainRowOf(r);
-      const tokens = chainedTokens(chained.appendedTokens ?? chained.tokens);
-      const hash = chained.chainHash ?? logLink(head, { seq: chained.seq, body: chained.body, tokens }, key);
-      if (chained.chainHash === null) yield* run(sql.setChain(threadId, chained.seq, hash, tokens));
-      head = hash;
-    }
+      return {
+        ...chained,
+        position: chained.seq,
+        linkTokens: chainedTokens(chained.appendedTokens ?? chained.tokens),
+      };
+    });
+    const spec = {
+      threadId,
+      chain: "log" as const,
+      first: 0,
+      genesis: logGenesis(threadId, key),
+      link: (previous: string, r: (typeof rows)[number]) =>
+        logLink(previous, { seq: r.seq, body: r.body, tokens: r.linkTokens }, key),
+    };
+    const { head, fills } = backfillChain(spec, rows, seq);
+    for (const { row: r, hash } of fills) yield* run(sql.setChain(threadId, r.seq, hash, r.linkTokens));
     return head;
   }
 

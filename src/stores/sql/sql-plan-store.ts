@@ -1,3 +1,4 @@
+import { backfillChain } from "../../ledger/chain-backfill.js";
 import { planGenesis, planLink } from "../../ledger/ledger-chain.js";
 import type { PlanChainRow } from "../../ledger/verify-chain.js";
 import { type CompactionPlan, emptyPlan } from "../../plan/compaction-plan.js";
@@ -116,20 +117,27 @@ export function createSqlPlanStore(dialect: SqlDialect, sql: PlanSql, logs: LogS
 
   /**
    * The plan chain's head at `version`, read once in the commit's transaction. Versions written before the chain
-   * have no hash: the thread's first commit after the migration chains them.
+   * have no hash: the thread's first commit after the migration chains them. Only that legacy case is backfilled:
+   * a version without a hash after chained ones refuses the commit (`backfillChain`).
    */
   function* headAt(threadId: string, version: number, key: string | undefined): SqlWork<string> {
     if (version === 0) return planGenesis(threadId, key);
     const [row] = yield* all(sql.chainHead(threadId, version));
     const stored = column(row, "chain_hash");
     if (typeof stored === "string") return stored;
-    let head = planGenesis(threadId, key);
-    for (const r of yield* all(sql.chainRows(threadId, version))) {
+    const rows = (yield* all(sql.chainRows(threadId, version))).map((r) => {
       const chained = planRowOf(r);
-      const hash = chained.chainHash ?? planLink(head, chained, key);
-      if (chained.chainHash === null) yield* run(sql.setChain(threadId, chained.version, hash));
-      head = hash;
-    }
+      return { ...chained, position: chained.version };
+    });
+    const spec = {
+      threadId,
+      chain: "plan" as const,
+      first: 1,
+      genesis: planGenesis(threadId, key),
+      link: (previous: string, r: (typeof rows)[number]) => planLink(previous, r, key),
+    };
+    const { head, fills } = backfillChain(spec, rows, version + 1);
+    for (const { row: r, hash } of fills) yield* run(sql.setChain(threadId, r.version, hash));
     return head;
   }
 
