@@ -40,18 +40,19 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
       ...(options.summaryTtlMs === undefined ? {} : { ttlMs: options.summaryTtlMs }),
     }),
   };
-  const bind = (tenant: string): Stores => {
+  const bind = (tenant: string, bound = true): Stores => {
     // Checked before anything is built, so a bad tenant is a ValidationError naming the field.
     const log = createMemoryLogStore(checkTenant(tenant), state);
     const access = (threadId: string) => log.access!(threadId);
     return Object.freeze({
       log,
-      ...guardThreadStores(inner, access),
+      ...guardThreadStores(inner, access, { unclaimedWrites: bound ? "refuse" : "allow" }),
       ...shared,
       tenant,
-      forTenant: bind,
+      forTenant: (t: string) => bind(t),
       close: async () => {},
     });
   };
-  return bind(DEFAULT_TENANT);
+  // The unbound stores (a single-tenant deployment's) may still write for a thread before its first append.
+  return bind(DEFAULT_TENANT, false);
 }
