@@ -81,11 +81,7 @@ export function guardThreadStores(
     }
   };
   const { plans, calls, checkpoints } = stores;
-  // Symbol-keyed members are hooks of a store's own (the memory stores' raw rows for tests), kept as they are.
-  const hooks = (store: object): object =>
-    Object.fromEntries(Object.getOwnPropertySymbols(store).map((key) => [key, Reflect.get(store, key)]));
   const guardedPlans = Object.freeze<PlanStore>({
-    ...hooks(plans),
     commit: async (plan, expectedVersion, options) => {
       await check(plan?.threadId, "committing a plan", true);
       return plans.commit(plan, expectedVersion, options);

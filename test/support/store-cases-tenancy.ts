@@ -62,6 +62,12 @@ export function tenancyCases(opener: StoreOpener, title: (t: string) => string):
       expect(stores.tenant).toBe("default");
       expect(stores.log.tenant).toBe("default");
       expect(stores.forTenant!("acme").tenant).toBe("acme");
+      // The guarded thread stores forward no hook of the store they wrap (a raw-row hook would bypass the guard).
+      for (const bound of [stores, stores.forTenant!("acme")]) {
+        for (const store of [bound.plans, bound.calls, bound.checkpoints!]) {
+          expect(Object.getOwnPropertySymbols(store)).toEqual([]);
+        }
+      }
       for (const bad of ["", "a\u0000b", "x".repeat(513)]) {
         const error = await rejection(
           Promise.resolve().then(() => stores.forTenant!(bad)),

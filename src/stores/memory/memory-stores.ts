@@ -2,7 +2,7 @@ import type { Clock, Stores } from "../stores.js";
 import { checkTenant, DEFAULT_TENANT, guardThreadStores } from "../thread-tenancy.js";
 import { createMemoryArtifactStore } from "./memory-artifact-store.js";
 import { createMemoryCheckpointStore } from "./memory-checkpoint-store.js";
-import { createMemoryLogState, createMemoryLogStore } from "./memory-log-store.js";
+import { createMemoryLogState, createMemoryLogStore, MEMORY_ROWS } from "./memory-log-store.js";
 import { createMemoryModelCallStore } from "./memory-model-call-store.js";
 import { createMemoryPlanStore } from "./memory-plan-store.js";
 import { createMemorySummaryCache } from "./memory-summary-cache.js";
@@ -51,6 +51,8 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
       tenant,
       forTenant: (t: string) => bind(t),
       close: async () => {},
+      // The raw plan rows behind every tenant's guarded plan store (tests tamper with them as with a database).
+      [MEMORY_ROWS]: Reflect.get(inner.plans, MEMORY_ROWS),
     });
   };
   // The unbound stores (a single-tenant deployment's) may still write for a thread before its first append.
