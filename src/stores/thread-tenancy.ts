@@ -57,8 +57,9 @@ export interface GuardedThreadStores {
  * bound log store's, one keyed read) and refuses another tenant's thread with `ThreadAccessError`; a model call
  * read by id is refused when its thread is another tenant's. A thread nobody has appended to reads as empty to
  * any tenant, and takes no write (a plan, call or checkpoint of a thread without messages has no use): its first
- * append decides whose it is. Only the unbound stores of a deployment that never names a tenant pass
- * `unclaimedWrites: "allow"` (no other tenant can claim what they write). Calibration reads (`listWithUsage`) span tenants: they carry counts only.
+ * append decides whose it is. Only the unbound stores pass `unclaimedWrites: "allow"`: a single-tenant
+ * deployment has no other tenant to claim what they write (a multi-tenant one writes through bound stores).
+ * Calibration reads (`listWithUsage`) span tenants: they carry counts only.
  */
 export function guardThreadStores(
   stores: GuardedThreadStores,
