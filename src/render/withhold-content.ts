@@ -64,16 +64,20 @@ function classOf(message: RenderedMessage, log: LogView): Sensitivity {
   if (!provenance.synthetic && message.meta !== undefined) return sensitivityOfMessage(message);
   const known = spanClassOf(provenance);
   if (known !== undefined) return known;
-  // The plan record's class may only raise the span's: the messages at hand are read whatever it says.
+  // The plan record's class may only raise the span's: on a whole log its messages are read whatever it says. A
+  // projection (restored from a checkpoint) takes the record's class: naming the span's ids would read the
+  // checkpoint's tail, and the built-in strategies record the strictest class of what they condense. Without a
+  // record's class, `at` of a message a projected log does not hold stops the operation, which then loads more of
+  // the thread: a summary's class is never guessed.
   const recorded = recordedClassOf(provenance);
+  if (recorded !== undefined && log.partial) {
+    setSpanClass(provenance, recorded);
+    return recorded;
+  }
   let out: Sensitivity = recorded ?? "public";
   for (const id of out === "restricted" ? [] : provenance.sourceIds) {
     const seq = log.seqOf(id);
-    // Without a record's class, `at` of a message a projected log does not hold stops the operation, which then
-    // loads more of the thread: a summary's class is never guessed. With one, a projection (restored from a
-    // checkpoint) takes it for the span messages it does not hold rather than load the whole thread.
-    const unheld = seq !== undefined && recorded !== undefined && !log.holds(seq);
-    const source = seq === undefined || unheld ? undefined : log.at(seq);
+    const source = seq === undefined ? undefined : log.at(seq);
     if (source !== undefined) out = stricterOf(out, sensitivityOfMessage(source));
   }
   setSpanClass(provenance, out);
