@@ -2,23 +2,36 @@
  * For random logs whose messages carry random sensitivities and random valid plans over them, a reader of any
  * clearance never receives content above it in any rendered request (OpenAI Chat, OpenAI Responses, Anthropic),
  * and every request, stubs included, stays valid for its provider (no orphaned call or result). Each message
- * carries a marker unique to it in its text, results and reasoning, so a leak is a marker in the request's JSON.
+ * carries a marker unique to it in its text, call arguments, results and reasoning, so a leak is a marker in the
+ * request's JSON. The plans' summaries and pointers carry the markers of the messages they stand for, and their
+ * records name a random class, often below their messages' (a record may raise a span's class, never lower it).
+ * The real collapse and externalization strategies are checked the same way on a group with an unmarked message.
  * Set FC_SEED to replay.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { AccessDeniedError } from "../src/errors/ledger-error.js";
 import type { MessageInput, Part, Sensitivity } from "../src/log/message.js";
 import { mayRead } from "../src/log/sensitivity.js";
 import { ThreadLog } from "../src/log/thread-log.js";
+import { type CompactionPlan, createPlan, emptyPlan, type PlanAction } from "../src/plan/compaction-plan.js";
+import { resolveForLog } from "../src/plan/resolve-for-log.js";
 import {
   type ProviderFormat,
   toProviderRequest,
   validateProviderRequest,
 } from "../src/render/provider-rules.js";
 import { renderPrompt } from "../src/render/render-prompt.js";
+import { spanSources } from "../src/render/span-sources.js";
 import { type AboveClearancePolicy, withholdAboveClearance } from "../src/render/withhold-content.js";
+import { createMemoryArtifactStore } from "../src/stores/memory/memory-artifact-store.js";
+import { createExternalization } from "../src/strategies/externalization.js";
+import type { Strategy } from "../src/strategies/strategy.js";
+import { createToolResultCollapse } from "../src/strategies/tool-result-collapse.js";
 import { arbitraryLogInputs, arbitraryPlanFor, fcParams } from "./support/arbitrary-log.js";
+import { call, result, text } from "./support/builders.js";
 import { simpleCounter } from "./support/simple-counter.js";
+import { runStrategy } from "./support/strategy-context.js";
 
 const CLASSES: ReadonlyArray<Sensitivity> = ["public", "internal", "confidential", "restricted"];
 const FORMATS: ReadonlyArray<ProviderFormat> = ["openai", "responses", "anthropic"];
@@ -30,6 +43,7 @@ function marked(input: MessageInput, i: number, sensitivity: Sensitivity | undef
     if (part.type === "text") return { ...part, text: `${part.text} ${marker(i)}` };
     if (part.type === "tool_result") return { ...part, content: `${part.content} ${marker(i)}` };
     if (part.type === "reasoning") return { ...part, text: `${part.text} ${marker(i)}` };
+    if (part.type === "tool_call") return { ...part, args: JSON.stringify({ was: part.args, m: marker(i) }) };
     return part;
   });
   return {
@@ -38,6 +52,39 @@ function marked(input: MessageInput, i: number, sensitivity: Sensitivity | undef
     meta: { ...input.meta, ...(sensitivity === undefined ? {} : { sensitivity }) },
   };
 }
+
+/**
+ * The plan with each summary and pointer carrying the markers of the messages it stands for (as a real one would
+ * carry their content) and a record class from `classes` (none, or any class, whatever its messages' are).
+ */
+function telling(log: ThreadLog, plan: CompactionPlan, classes: ReadonlyArray<Sensitivity | undefined>) {
+  const resolved = resolveForLog(plan, log);
+  const actions = plan.actions.map((action, k): PlanAction => {
+    if (action.kind !== "summarize" && action.kind !== "externalize") return action;
+    // The messages it stands for after precedence (a later action may take some of its span).
+    const markers = spanSources(log, resolved, k)
+      .map((id) => marker(log.seqOf(id)!))
+      .join(" ");
+    const { sensitivity: _, ...rest } = action.record;
+    const sensitivity = classes[k % Math.max(1, classes.length)];
+    const record = {
+      ...rest,
+      summary: `${rest.summary} ${markers}`,
+      ...(sensitivity ? { sensitivity } : {}),
+    };
+    return { ...action, record } as PlanAction;
+  });
+  return createPlan({ ...plan, actions });
+}
+
+/** Whether the plan holds a summary or pointer whose record names a class above `clearance`. */
+const recordAbove = (plan: CompactionPlan, clearance: Sensitivity) =>
+  plan.actions.some(
+    (a) =>
+      (a.kind === "summarize" || a.kind === "externalize") &&
+      a.record.sensitivity !== undefined &&
+      !mayRead(a.record.sensitivity, clearance),
+  );
 
 const caseArb = arbitraryLogInputs().chain((inputs) => {
   const classes = fc.array(fc.option(fc.constantFrom(...CLASSES), { nil: undefined }), {
@@ -49,10 +96,11 @@ const caseArb = arbitraryLogInputs().chain((inputs) => {
       "t",
       inputs.map((input, i) => marked(input, i, sensitivities[i])),
     );
+    const records = fc.array(fc.option(fc.constantFrom(...CLASSES), { nil: undefined }), { maxLength: 40 });
     return fc.record({
       log: fc.constant(log),
       sensitivities: fc.constant(sensitivities),
-      plan: arbitraryPlanFor(log),
+      plan: fc.tuple(arbitraryPlanFor(log), records).map(([plan, classes]) => telling(log, plan, classes)),
       clearance: fc.constantFrom(...CLASSES),
     });
   });
@@ -67,7 +115,7 @@ describe("clearance on rendered requests (property)", () => {
         const reader = { clearance, policy: "placeholder" as AboveClearancePolicy };
         const prompt = withholdAboveClearance(rendered, log, reader, { counter, what: "render" });
         const hidden = sensitivities.flatMap((s, i) => (mayRead(s ?? "internal", clearance) ? [] : [i]));
-        if (hidden.length === 0) expect(prompt).toBe(rendered);
+        if (hidden.length === 0 && !recordAbove(plan, clearance)) expect(prompt).toBe(rendered);
         expect(prompt.messages.map((m) => m.role)).toEqual(rendered.messages.map((m) => m.role));
         for (const format of FORMATS) {
           const request = toProviderRequest(format, prompt);
@@ -100,5 +148,63 @@ describe("clearance on rendered requests (property)", () => {
       }),
       fcParams(200),
     );
+  });
+});
+
+describe("clearance through the real collapse and externalization strategies", () => {
+  const counter = simpleCounter();
+  const bulk = "row ".repeat(200);
+  // A public call answered by a public result and by one that names no class (so `internal`).
+  const log = ThreadLog.from("t", [
+    { id: "u", role: "user", parts: [text("look it up")], meta: { sensitivity: "public" } },
+    {
+      id: "a",
+      role: "assistant",
+      parts: [call("c1", '{"q":"open"}', "search"), call("c2", '{"q":"inner"}', "search")],
+      meta: { sensitivity: "public" },
+    },
+    { id: "r1", role: "tool", parts: [result("c1", `public row ${bulk}`)], meta: { sensitivity: "public" } },
+    { id: "r2", role: "tool", parts: [result("c2", `SECRET internal row ${bulk}`)] },
+    ...[1, 2, 3].flatMap((n): MessageInput[] => [
+      { id: `a${n}`, role: "assistant", parts: [call(`d${n}`, "{}", "ls")], meta: { sensitivity: "public" } },
+      {
+        id: `r${n}x`,
+        role: "tool",
+        parts: [result(`d${n}`, `listing ${n}`)],
+        meta: { sensitivity: "public" },
+      },
+    ]),
+    { id: "z", role: "assistant", parts: [text("done")], meta: { sensitivity: "public" } },
+  ]);
+
+  async function check(strategy: Strategy): Promise<PlanAction> {
+    const { plan } = await runStrategy(strategy, log, emptyPlan("t"));
+    const action = plan.actions.find((a) => a.span.includes("r2"));
+    expect(action, "the strategy moved the group out").toBeDefined();
+    const record = action!.record as { readonly sensitivity?: Sensitivity };
+    expect(record.sensitivity).toBe("internal");
+    const rendered = renderPrompt(log, plan, { counter });
+    const reader = { clearance: "public" as const, policy: "placeholder" as const };
+    const prompt = withholdAboveClearance(rendered, log, reader, { counter, what: "render" });
+    for (const format of FORMATS)
+      expect(JSON.stringify(toProviderRequest(format, prompt))).not.toContain("SECRET");
+    return action!;
+  }
+
+  it("a collapse line of a group with an unmarked message is internal, withheld from a public reader", async () => {
+    await check(createToolResultCollapse({ keepGroups: 1, minGroupTokens: 1, maxItemChars: 400 }));
+  });
+
+  it("an artifact and pointer of such a group are internal: a public reader gets neither", async () => {
+    const store = createMemoryArtifactStore();
+    const action = await check(
+      createExternalization({ store, tenant: "x", minChars: 100, keepRecentGroups: 1 }),
+    );
+    if (action.record.kind !== "externalize") throw new Error("expected an externalize record");
+    const head = await store.head(action.record.artifactId, { tenant: "x", clearance: "restricted" });
+    expect(head?.sensitivity).toBe("internal");
+    await expect(
+      store.get(action.record.artifactId, { tenant: "x", clearance: "public" }),
+    ).rejects.toBeInstanceOf(AccessDeniedError);
   });
 });

@@ -79,9 +79,7 @@ function tamperer(stores: Stores, target: StoreTarget): Tamperer {
     const logRows = (stores.log as unknown as Record<symbol, (t: string) => MemoryLogRows>)[MEMORY_ROWS]!(
       "t",
     );
-    const planRows = (stores.plans as unknown as Record<symbol, (t: string) => MemoryPlanRows>)[MEMORY_ROWS]!(
-      "t",
-    );
+    const planRows = (stores as unknown as Record<symbol, (t: string) => MemoryPlanRows>)[MEMORY_ROWS]!("t");
     return {
       rewriteLog: async (edit) => {
         const rows = edit(

@@ -1,3 +1,5 @@
+import type { Group } from "./groups.js";
+import type { LogView } from "./log-view.js";
 import type { Message, Sensitivity } from "./message.js";
 
 /** Sensitivity classes from the least to the most sensitive. */
@@ -21,4 +23,14 @@ export function sensitivityOfMessage(message: { readonly meta?: Message["meta"] 
 /** The stricter of two classes. */
 export function stricterOf(a: Sensitivity, b: Sensitivity): Sensitivity {
   return RANK[a] >= RANK[b] ? a : b;
+}
+
+/**
+ * The strictest class among a group's messages, a message that names none counting as `internal`: what a
+ * collapse line or a pointer standing for the group (and its artifact) is classed as.
+ */
+export function sensitivityOfGroup(log: LogView, group: Group): Sensitivity {
+  let out: Sensitivity = "public";
+  for (const seq of group.seqs) out = stricterOf(out, sensitivityOfMessage(log.at(seq)!));
+  return out;
 }

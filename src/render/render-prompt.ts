@@ -20,7 +20,7 @@ import {
 import type { MessageCounter } from "../tokens/tokenizer.js";
 import { finishPrompt, hashedAsDigest, lazyProvenance, makeRendered } from "./prompt-hash.js";
 import type { Provenance, RenderedMessage, RenderedPrompt } from "./rendered-prompt.js";
-import { setSpanClass } from "./span-classes.js";
+import { setRecordedClass } from "./span-classes.js";
 import { type SpanSources, spanSourcesOf } from "./span-sources.js";
 
 /** Per-turn content added at the end of the request; never part of the log. */
@@ -313,8 +313,10 @@ class RenderContext {
         ? lazyProvenance(kind, sources.digest, () => sources.ids())
         : { kind, sourceIds: sources.ids(), synthetic: true };
     const rendered = makeRendered("assistant", [{ type: "text", text }], provenance, this.options.counter);
-    // What a reader's clearance is checked against, without reading a span a projected log does not hold.
-    if (action.record.sensitivity !== undefined) setSpanClass(rendered.provenance, action.record.sensitivity);
+    // A floor for the class a reader's clearance is checked against: the span's own messages may raise it (a
+    // record written by an older or careless strategy may name a class below theirs), never lower it.
+    if (action.record.sensitivity !== undefined)
+      setRecordedClass(rendered.provenance, action.record.sensitivity);
     if (current) memo.set(sources, { action, rendered });
     this.out.push(rendered);
   }

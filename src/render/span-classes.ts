@@ -1,16 +1,27 @@
 import type { Sensitivity } from "../log/message.js";
 import type { Provenance } from "./rendered-prompt.js";
 
-// The class of a summary's or pointer's span, per provenance object: from the plan record when it says (set by
-// the renderer), else found once from the span's messages (renders of one plan share their provenances).
-const classes = new WeakMap<Provenance, Sensitivity>();
+// Per provenance object of a summary or pointer (renders of one plan share their provenances): the class its plan
+// record names (set by the renderer), and the class found once from the record and the span's messages together.
+const recorded = new WeakMap<Provenance, Sensitivity>();
+const resolved = new WeakMap<Provenance, Sensitivity>();
 
-/** The class recorded for a synthetic message's span, if known. */
-export function spanClassOf(provenance: Provenance): Sensitivity | undefined {
-  return classes.get(provenance);
+/** The class a synthetic message's plan record names, if any: a floor for its span's class, never a ceiling. */
+export function recordedClassOf(provenance: Provenance): Sensitivity | undefined {
+  return recorded.get(provenance);
 }
 
-/** Records the class of a synthetic message's span. */
+/** Notes the class a synthetic message's plan record names. */
+export function setRecordedClass(provenance: Provenance, sensitivity: Sensitivity): void {
+  recorded.set(provenance, sensitivity);
+}
+
+/** The class found for a synthetic message's span, if known. */
+export function spanClassOf(provenance: Provenance): Sensitivity | undefined {
+  return resolved.get(provenance);
+}
+
+/** Records the class found for a synthetic message's span. */
 export function setSpanClass(provenance: Provenance, sensitivity: Sensitivity): void {
-  classes.set(provenance, sensitivity);
+  resolved.set(provenance, sensitivity);
 }

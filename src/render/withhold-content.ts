@@ -6,7 +6,7 @@ import type { RenderFormatVersion } from "../texts/placeholders.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
 import { finishPrompt, makeRendered } from "./prompt-hash.js";
 import type { RenderedMessage, RenderedPrompt } from "./rendered-prompt.js";
-import { setSpanClass, spanClassOf } from "./span-classes.js";
+import { recordedClassOf, setSpanClass, spanClassOf } from "./span-classes.js";
 
 /**
  * What a read does with content above the reader's clearance: `placeholder` keeps the message with its content
@@ -53,7 +53,10 @@ export function withheldParts(parts: ReadonlyArray<Part>, sensitivity: Sensitivi
   return out.length === 0 ? [{ type: "text", text: stub }] : out;
 }
 
-/** The strictest class among the log messages a rendered message stands for (`public` for none). */
+/**
+ * The strictest class among the log messages a rendered message stands for (`public` for none), and for a summary
+ * or pointer the class its plan record names when that is stricter still.
+ */
 function classOf(message: RenderedMessage, log: LogView): Sensitivity {
   const { provenance } = message;
   if (provenance.kind === "injection" || provenance.kind === "rehydration") return "public";
@@ -61,11 +64,19 @@ function classOf(message: RenderedMessage, log: LogView): Sensitivity {
   if (!provenance.synthetic && message.meta !== undefined) return sensitivityOfMessage(message);
   const known = spanClassOf(provenance);
   if (known !== undefined) return known;
-  let out: Sensitivity = "public";
-  for (const id of provenance.sourceIds) {
+  // The plan record's class may only raise the span's: on a whole log its messages are read whatever it says. A
+  // projection (restored from a checkpoint) takes the record's class: naming the span's ids would read the
+  // checkpoint's tail, and the built-in strategies record the strictest class of what they condense. Without a
+  // record's class, `at` of a message a projected log does not hold stops the operation, which then loads more of
+  // the thread: a summary's class is never guessed.
+  const recorded = recordedClassOf(provenance);
+  if (recorded !== undefined && log.partial) {
+    setSpanClass(provenance, recorded);
+    return recorded;
+  }
+  let out: Sensitivity = recorded ?? "public";
+  for (const id of out === "restricted" ? [] : provenance.sourceIds) {
     const seq = log.seqOf(id);
-    // `at` of a message a projected log does not hold stops the operation, which then loads more of the thread:
-    // a summary's class is never guessed.
     const source = seq === undefined ? undefined : log.at(seq);
     if (source !== undefined) out = stricterOf(out, sensitivityOfMessage(source));
   }

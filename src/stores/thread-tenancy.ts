@@ -1,4 +1,4 @@
-import { ThreadAccessError, ValidationError } from "../errors/ledger-error.js";
+import { NotFoundError, ThreadAccessError, ValidationError } from "../errors/ledger-error.js";
 import { idProblem } from "../log/message-schema.js";
 import type { CheckpointStore } from "./checkpoint-store.js";
 import type { ModelCallStore } from "./model-call-store.js";
@@ -34,6 +34,17 @@ export function assertAccess(access: ThreadAccess, threadId: string, operation: 
   if (access === "denied") throw new ThreadAccessError(threadId, operation);
 }
 
+/**
+ * Throws `NotFoundError`: a plan, model call or checkpoint written for a thread nobody has appended to would
+ * belong to whichever tenant appends first.
+ */
+function refuseUnclaimed(threadId: string, operation: string): never {
+  throw new NotFoundError(
+    `${operation} refused: thread ${JSON.stringify(threadId)} has no messages yet; append its first message (which makes the thread this tenant's) before writing a plan, model call or checkpoint for it`,
+    { threadId },
+  );
+}
+
 /** The thread stores a tenant-bound bundle guards with an ownership check (the log store filters by itself). */
 export interface GuardedThreadStores {
   readonly plans: PlanStore;
@@ -44,33 +55,36 @@ export interface GuardedThreadStores {
 /**
  * Binds plans, model calls and checkpoints to a tenant: every operation on a thread first asks `access` (the
  * bound log store's, one keyed read) and refuses another tenant's thread with `ThreadAccessError`; a model call
- * read by id is refused when its thread is another tenant's. A thread nobody has appended to is open to any
- * tenant (its first append decides). Calibration reads (`listWithUsage`) span tenants: they carry counts only.
+ * read by id is refused when its thread is another tenant's. A thread nobody has appended to reads as empty to
+ * any tenant, and takes no write (a plan, call or checkpoint of a thread without messages has no use): its first
+ * append decides whose it is. Only the unbound stores pass `unclaimedWrites: "allow"`: a single-tenant
+ * deployment has no other tenant to claim what they write (a multi-tenant one writes through bound stores).
+ * Calibration reads (`listWithUsage`) span tenants: they carry counts only.
  */
 export function guardThreadStores(
   stores: GuardedThreadStores,
   access: (threadId: string) => Promise<ThreadAccess>,
+  options: { readonly unclaimedWrites?: "refuse" | "allow" } = {},
 ): GuardedThreadStores {
+  const refuseWrites = options.unclaimedWrites !== "allow";
   // A thread's tenant never changes once claimed, so an `owner` answer is kept (a bounded set) and asked once.
   const owned = new Set<string>();
-  const check = async (threadId: string, operation: string): Promise<void> => {
+  const check = async (threadId: string, operation: string, write = false): Promise<void> => {
     // Bad ids are the inner store's to reject, with its own ValidationError.
     if (typeof threadId !== "string" || idProblem(threadId) !== undefined || owned.has(threadId)) return;
     const answer = await access(threadId);
     assertAccess(answer, threadId, operation);
+    // A write to a thread nobody owns yet would land in the thread of whichever tenant appends first.
+    if (write && refuseWrites && answer === "unclaimed") refuseUnclaimed(threadId, operation);
     if (answer === "owner") {
       if (owned.size >= 10_000) owned.clear();
       owned.add(threadId);
     }
   };
   const { plans, calls, checkpoints } = stores;
-  // Symbol-keyed members are hooks of a store's own (the memory stores' raw rows for tests), kept as they are.
-  const hooks = (store: object): object =>
-    Object.fromEntries(Object.getOwnPropertySymbols(store).map((key) => [key, Reflect.get(store, key)]));
   const guardedPlans = Object.freeze<PlanStore>({
-    ...hooks(plans),
     commit: async (plan, expectedVersion, options) => {
-      await check(plan?.threadId, "committing a plan");
+      await check(plan?.threadId, "committing a plan", true);
       return plans.commit(plan, expectedVersion, options);
     },
     latest: async (threadId) => {
@@ -97,7 +111,7 @@ export function guardThreadStores(
       ? {}
       : {
           adopt: async (plan: Parameters<NonNullable<PlanStore["adopt"]>>[0]) => {
-            await check(plan?.threadId, "adopting a plan");
+            await check(plan?.threadId, "adopting a plan", true);
             return plans.adopt!(plan);
           },
         }),
@@ -125,7 +139,7 @@ export function guardThreadStores(
   };
   const guardedCalls = Object.freeze<ModelCallStore>({
     record: async (record) => {
-      await check(record?.threadId, "recording a model call");
+      await check(record?.threadId, "recording a model call", true);
       return calls.record(record);
     },
     get: readCall,
@@ -152,11 +166,11 @@ export function guardThreadStores(
       ? undefined
       : Object.freeze<CheckpointStore>({
           put: async (checkpoint) => {
-            await check(checkpoint?.threadId, "writing a checkpoint");
+            await check(checkpoint?.threadId, "writing a checkpoint", true);
             return checkpoints.put(checkpoint);
           },
           putExtending: async (checkpoint, base) => {
-            await check(checkpoint?.threadId, "writing a checkpoint");
+            await check(checkpoint?.threadId, "writing a checkpoint", true);
             return checkpoints.putExtending(checkpoint, base);
           },
           latest: async (threadId, planVersion, maxLogLength) => {

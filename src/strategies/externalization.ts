@@ -4,6 +4,7 @@ import { canonicalJson } from "../log/canonical-json.js";
 import type { Group } from "../log/groups.js";
 import type { LogView } from "../log/log-view.js";
 import { type Sensitivity, type ToolResultPart, textOf, toolCallsOf } from "../log/message.js";
+import { sensitivityOfGroup } from "../log/sensitivity.js";
 import type { ExternalizationRecord, PlanAction } from "../plan/compaction-plan.js";
 import { resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
 import { formatSize, pointerText } from "../texts/placeholders.js";
@@ -161,27 +162,6 @@ function resultOf(log: LogView, group: Group, callSeq: number, callId: string): 
   return undefined;
 }
 
-/**
- * Sensitivity classes from the least to the most sensitive, ranked as the artifact stores rank them when they
- * check a reader's clearance (`mayRead`).
- */
-const STRICTNESS: Readonly<Record<Sensitivity, number>> = Object.freeze({
-  public: 0,
-  internal: 1,
-  confidential: 2,
-  restricted: 3,
-});
-
-/** The strictest sensitivity among a group's messages (default `internal`). */
-export function sensitivityOf(log: LogView, group: Group): Sensitivity {
-  let out: Sensitivity | undefined;
-  for (const seq of group.seqs) {
-    const s = log.at(seq)!.meta.sensitivity;
-    if (s !== undefined) out = out === undefined || STRICTNESS[out] <= STRICTNESS[s] ? s : out;
-  }
-  return out ?? "internal";
-}
-
 /** A group worth moving out: its pointer costs fewer tokens than the group itself. */
 function worthIt(
   ctx: StrategyContext,
@@ -234,7 +214,7 @@ async function externalize(
     const meta = await s.store.put({
       content,
       tenant: s.tenant,
-      sensitivity: sensitivityOf(log, group),
+      sensitivity: sensitivityOfGroup(log, group),
       threadId: log.threadId,
       sourceIds: group.messageIds,
       ...(s.ttlMs === undefined ? {} : { ttlMs: s.ttlMs }),
@@ -245,7 +225,7 @@ async function externalize(
       summary,
       sizeChars: meta.sizeChars,
       tenant: s.tenant,
-      sensitivity: sensitivityOf(log, group),
+      sensitivity: sensitivityOfGroup(log, group),
     };
     const reason = `${group.messageIds.length} message(s) (${formatSize(meta.sizeChars)}) moved to artifact ${meta.artifactId}`;
     return { action: { kind: "externalize", span: group.messageIds, record, strategy: s.name, reason } };
@@ -340,7 +320,7 @@ export async function storeGroup(ctx: StrategyContext, group: Group, to: GroupSt
   const meta = await to.store.put({
     content,
     tenant: to.tenant,
-    sensitivity: sensitivityOf(log, group),
+    sensitivity: sensitivityOfGroup(log, group),
     threadId: log.threadId,
     sourceIds: group.messageIds,
   });
@@ -350,7 +330,7 @@ export async function storeGroup(ctx: StrategyContext, group: Group, to: GroupSt
     summary,
     sizeChars: meta.sizeChars,
     tenant: to.tenant,
-    sensitivity: sensitivityOf(log, group),
+    sensitivity: sensitivityOfGroup(log, group),
   };
   const reason = `${group.messageIds.length} message(s) (${formatSize(meta.sizeChars)}) moved to artifact ${meta.artifactId} rather than dropped`;
   return { kind: "externalize", span: group.messageIds, record, strategy: to.name, reason };

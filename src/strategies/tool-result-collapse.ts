@@ -2,11 +2,11 @@ import { z } from "zod";
 import type { Group } from "../log/groups.js";
 import type { LogView } from "../log/log-view.js";
 import type { ToolResultPart } from "../log/message.js";
+import { sensitivityOfGroup } from "../log/sensitivity.js";
 import type { PlanAction, SummarizationRecord } from "../plan/compaction-plan.js";
 import { resolveForLog, type SeqResolution } from "../plan/resolve-for-log.js";
 import { summaryText } from "../texts/placeholders.js";
 import type { MessageCounter } from "../tokens/tokenizer.js";
-import { sensitivityOf } from "./externalization.js";
 import { compactable, groupTokens, untouched } from "./group-accounting.js";
 import { parseOptions } from "./options.js";
 import { nothingToDo, type Proposal, type Strategy, type StrategyContext } from "./strategy.js";
@@ -197,7 +197,7 @@ function collapseGroup(
     summary: collapseLine(items, s.maxLineChars),
     summarizerId: COLLAPSE_SUMMARIZER_ID,
     promptVersion: COLLAPSE_PROMPT_VERSION,
-    sensitivity: sensitivityOf(log, group),
+    sensitivity: sensitivityOfGroup(log, group),
   };
   // The renderer sends the line as one synthetic assistant message; a collapse that saves nothing is skipped.
   const text = summaryText(record, group.seqs.length);

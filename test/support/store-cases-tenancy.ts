@@ -1,5 +1,10 @@
 import { expect, it } from "vitest";
-import { AccessDeniedError, ThreadAccessError, ValidationError } from "../../src/errors/ledger-error.js";
+import {
+  AccessDeniedError,
+  NotFoundError,
+  ThreadAccessError,
+  ValidationError,
+} from "../../src/errors/ledger-error.js";
 import { emptyPlan } from "../../src/plan/compaction-plan.js";
 import type { ModelCallRecord } from "../../src/stores/model-call-store.js";
 import type { Stores } from "../../src/stores/stores.js";
@@ -57,6 +62,12 @@ export function tenancyCases(opener: StoreOpener, title: (t: string) => string):
       expect(stores.tenant).toBe("default");
       expect(stores.log.tenant).toBe("default");
       expect(stores.forTenant!("acme").tenant).toBe("acme");
+      // The guarded thread stores forward no hook of the store they wrap (a raw-row hook would bypass the guard).
+      for (const bound of [stores, stores.forTenant!("acme")]) {
+        for (const store of [bound.plans, bound.calls, bound.checkpoints!]) {
+          expect(Object.getOwnPropertySymbols(store)).toEqual([]);
+        }
+      }
       for (const bad of ["", "a\u0000b", "x".repeat(513)]) {
         const error = await rejection(
           Promise.resolve().then(() => stores.forTenant!(bad)),
@@ -148,14 +159,35 @@ export function tenancyCases(opener: StoreOpener, title: (t: string) => string):
     },
   );
 
-  it(title("an empty plan committed before the first append does not claim the thread"), async () => {
-    const { stores } = await opener.fresh();
-    const a = stores.forTenant!(OWNER);
-    await a.plans.commit({ ...emptyPlan("t4"), version: 1 }, 0);
-    const b = stores.forTenant!(OTHER);
-    await b.log.append("t4", 0, batch(0, ["y0"]));
-    await expectDenied(a.log.read("t4"), "t4");
-  });
+  it(
+    title("a thread nobody appended to takes no plan, call or checkpoint, and stays its first appender's"),
+    async () => {
+      const { stores } = await opener.fresh();
+      const a = stores.forTenant!(OWNER);
+      const b = stores.forTenant!(OTHER);
+      const refused = async (attempt: Promise<unknown>) => {
+        const error = await rejection(attempt, NotFoundError);
+        expect(error.where.threadId).toBe("t4");
+        expect(error.message).toContain("no messages yet");
+      };
+      await refused(a.plans.commit({ ...emptyPlan("t4"), version: 1 }, 0));
+      await refused(a.plans.commit(dropPlan("t4", 1, 1, ["y0"], "early"), 0));
+      await refused(a.calls.record(callRecord("call-early", "t4")));
+      await refused(
+        a.checkpoints!.put({ threadId: "t4", planVersion: 1, logLength: 1, format: "f/1", body: "{}" }),
+      );
+      await b.log.append("t4", 0, batch(0, ["y0"]));
+      await expectDenied(a.log.read("t4"), "t4");
+      // Nothing the refusals tried was written: the owner starts from an empty plan and no calls.
+      expect((await b.plans.latest("t4")).version).toBe(0);
+      expect(await b.calls.list("t4")).toEqual([]);
+      expect(await b.calls.get("call-early")).toBeUndefined();
+      expect(await b.checkpoints!.latest("t4", 1, 1)).toBeUndefined();
+      await b.plans.commit(dropPlan("t4", 1, 1, ["y0"], "owner"), 0);
+      await b.calls.record(callRecord("call-owner", "t4"));
+      expect((await b.calls.list("t4")).map((c) => c.callId)).toEqual(["call-owner"]);
+    },
+  );
 
   it(title("the default tenant's stores see the default tenant's threads only"), async () => {
     const { base } = await ownedThread(opener);

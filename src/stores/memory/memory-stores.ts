@@ -2,7 +2,7 @@ import type { Clock, Stores } from "../stores.js";
 import { checkTenant, DEFAULT_TENANT, guardThreadStores } from "../thread-tenancy.js";
 import { createMemoryArtifactStore } from "./memory-artifact-store.js";
 import { createMemoryCheckpointStore } from "./memory-checkpoint-store.js";
-import { createMemoryLogState, createMemoryLogStore } from "./memory-log-store.js";
+import { createMemoryLogState, createMemoryLogStore, MEMORY_ROWS } from "./memory-log-store.js";
 import { createMemoryModelCallStore } from "./memory-model-call-store.js";
 import { createMemoryPlanStore } from "./memory-plan-store.js";
 import { createMemorySummaryCache } from "./memory-summary-cache.js";
@@ -40,18 +40,21 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
       ...(options.summaryTtlMs === undefined ? {} : { ttlMs: options.summaryTtlMs }),
     }),
   };
-  const bind = (tenant: string): Stores => {
+  const bind = (tenant: string, bound = true): Stores => {
     // Checked before anything is built, so a bad tenant is a ValidationError naming the field.
     const log = createMemoryLogStore(checkTenant(tenant), state);
     const access = (threadId: string) => log.access!(threadId);
     return Object.freeze({
       log,
-      ...guardThreadStores(inner, access),
+      ...guardThreadStores(inner, access, { unclaimedWrites: bound ? "refuse" : "allow" }),
       ...shared,
       tenant,
-      forTenant: bind,
+      forTenant: (t: string) => bind(t),
       close: async () => {},
+      // The raw plan rows behind every tenant's guarded plan store (tests tamper with them as with a database).
+      [MEMORY_ROWS]: Reflect.get(inner.plans, MEMORY_ROWS),
     });
   };
-  return bind(DEFAULT_TENANT);
+  // The unbound stores (a single-tenant deployment's) may still write for a thread before its first append.
+  return bind(DEFAULT_TENANT, false);
 }

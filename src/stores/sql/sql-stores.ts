@@ -47,17 +47,18 @@ export function createSqlStores(
   };
   // One set of stores per tenant over the same connection: the log filters by tenant in its queries, the
   // thread stores check the thread's tenant first, artifacts are keyed by tenant already.
-  const bind = (tenant: string): Stores => {
+  const bind = (tenant: string, bound = true): Stores => {
     const log = createSqlLogStore(dialect, sql.log, checkTenant(tenant));
     const access = (threadId: string) => log.access!(threadId);
     return Object.freeze({
       log,
-      ...guardThreadStores(inner, access),
+      ...guardThreadStores(inner, access, { unclaimedWrites: bound ? "refuse" : "allow" }),
       ...shared,
       tenant,
-      forTenant: bind,
+      forTenant: (t: string) => bind(t),
       close,
     });
   };
-  return bind(DEFAULT_TENANT);
+  // The unbound stores (a single-tenant deployment's) may still write for a thread before its first append.
+  return bind(DEFAULT_TENANT, false);
 }
