@@ -89,7 +89,17 @@ async function runTurn<F extends ProviderFormat>(
   // What the reader may see: content above the engine's clearance as stubs, or refused before anything is
   // committed. The stubs keep every call and result, so the request is built and checked again when any was made.
   const prompt = readerView(core, state.log, compacted.prompt, "prepareTurn");
-  const { request: built, ...rest } = compacted;
+  if (prompt !== compacted.prompt && prompt.tokenCount > availableForPrompt(budget)) {
+    // A stub can be longer than the short message it stands for: a request the pipeline fitted can then be over
+    // by those few tokens. Refused before anything is committed or recorded, never sent over the budget.
+    throw new BudgetInfeasibleError(
+      "the stubs of content above the reader's clearance are longer than what they replace",
+      prompt.tokenCount,
+      availableForPrompt(budget),
+      { threadId },
+    );
+  }
+  const { request: _built, ...rest } = compacted;
   const result: PipelineSuccess = prompt === compacted.prompt ? compacted : { ...rest, prompt };
   // Transactional: the pipeline built the request in the caller's format (F) and checked it before anything is
   // committed, so a format it did not validate can never leave a committed plan without its call. A pipeline of
