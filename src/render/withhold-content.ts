@@ -126,8 +126,21 @@ export function withholdAboveClearance(
     );
   }
   const messages = prompt.messages.slice();
+  // The tool-use cycle in progress (after the request's last user message) must keep its signed thinking with its
+  // calls, or Anthropic refuses the request: a stub there cannot stand in, whatever the policy.
+  const lastUser = messages.findLastIndex((m) => m.role === "user");
   for (const { index, sensitivity } of above) {
     const m = messages[index]!;
+    const signed = m.parts.some(
+      (p) => p.type === "reasoning" && (p.signature !== undefined || p.redacted !== undefined),
+    );
+    if (index > lastUser && signed && m.parts.some((p) => p.type === "tool_call")) {
+      const source = m.provenance.sourceIds[0];
+      throw new ClearanceError(
+        `${options.what} refused: the tool-use cycle in progress holds ${sensitivity} content with signed reasoning, which a reader with clearance ${reader.clearance} may not see and a stub cannot replace (the provider needs the signed block with its calls); raise the clearance, or answer the pending calls first`,
+        { threadId: prompt.threadId, ...(source === undefined ? {} : { messageId: source }) },
+      );
+    }
     // Of the log's metadata only the class and tool name stay: a harness's own notes (an SDK's per-part fields)
     // describe the content withheld, and its parts no longer match them.
     const meta =

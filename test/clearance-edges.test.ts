@@ -1,9 +1,10 @@
-// A stub standing for content above the reader's clearance can be longer than the message it replaces. A turn
-// the pipeline fitted must then not go out over its budget: prepareTurn refuses it, before committing or
-// recording anything.
+// Where a stub cannot stand in for content above the reader's clearance. A stub can be longer than the message it
+// replaces: a turn the pipeline fitted must then not go out over its budget. And the tool-use cycle in progress
+// must keep its signed reasoning with its calls. prepareTurn refuses both, before committing or recording anything.
 import { describe, expect, it } from "vitest";
 import {
   BudgetInfeasibleError,
+  ClearanceError,
   createContextEngine,
   createMemoryStores,
   createTokenBudget,
@@ -48,5 +49,36 @@ describe("clearance stubs and the budget", () => {
     expect(error.required).toBeGreaterThan(error.available);
     expect(await fresh.calls.list("t")).toEqual([]);
     expect(await fresh.plans.versions("t")).toEqual([]);
+  });
+
+  it("a signed thinking block of the cycle in progress above the clearance is refused, not stubbed", async () => {
+    const stores = createMemoryStores();
+    const writer = createContextEngine({ stores, clearance: "restricted", budget: 100_000 });
+    await writer.append("t", [
+      { id: "u0", role: "user", parts: [{ type: "text", text: "look it up" }] },
+      {
+        id: "a0",
+        role: "assistant",
+        parts: [
+          { type: "reasoning", text: "the vault code is 4411", signature: "sig-abc" },
+          { type: "tool_call", callId: "c0", name: "lookup", args: "{}" },
+        ],
+        meta: { sensitivity: "confidential" },
+      },
+    ]);
+    const reader = createContextEngine({ stores, clearance: "internal", budget: 100_000 });
+    const error = await rejection(reader.prepareTurn("t", { format: "anthropic" }), ClearanceError);
+    expect(error.message).toMatch(/tool-use cycle in progress/);
+    expect(error.where.messageId).toBe("a0");
+    expect(await stores.calls.list("t")).toEqual([]);
+    // Once the cycle is over (answered, and a user message after it), the same message is withheld: its thinking
+    // gone, its call kept with empty arguments.
+    await writer.append("t", [
+      { id: "r0", role: "tool", parts: [{ type: "tool_result", callId: "c0", content: "found" }] },
+      { id: "u1", role: "user", parts: [{ type: "text", text: "thanks" }] },
+    ]);
+    const { request } = await reader.prepareTurn("t", { format: "anthropic" });
+    expect(JSON.stringify(request)).not.toContain("4411");
+    expect(JSON.stringify(request)).toContain('"type":"tool_use","id":"c0","name":"lookup","input":{}');
   });
 });
