@@ -1,7 +1,7 @@
 import { NotFoundError, ThreadAccessError, ValidationError } from "../errors/ledger-error.js";
 import { idProblem } from "../log/message-schema.js";
 import type { CheckpointStore } from "./checkpoint-store.js";
-import type { ModelCallStore } from "./model-call-store.js";
+import type { ModelCallRecord, ModelCallStore } from "./model-call-store.js";
 import type { PlanStore } from "./plan-store.js";
 
 /**
@@ -59,7 +59,7 @@ export interface GuardedThreadStores {
  * any tenant, and takes no write (a plan, call or checkpoint of a thread without messages has no use): its first
  * append decides whose it is. Only the unbound stores pass `unclaimedWrites: "allow"`: a single-tenant
  * deployment has no other tenant to claim what they write (a multi-tenant one writes through bound stores).
- * Calibration reads (`listWithUsage`) span tenants: they carry counts only.
+ * Calibration reads (`listWithUsage`) keep the tenant's own threads' calls.
  */
 export function guardThreadStores(
   stores: GuardedThreadStores,
@@ -159,7 +159,22 @@ export function guardThreadStores(
             return calls.recent!(threadId, limit);
           },
         }),
-    listWithUsage: (model, limit) => calls.listWithUsage(model, limit),
+    // Calibration learns from the tenant's own calls only: another tenant's usage (inflated or not) must not
+    // move this tenant's budgets. Filtered after the read, so fewer than `limit` may come back.
+    listWithUsage: async (model, limit) => {
+      const records = await calls.listWithUsage(model, limit);
+      const allowed = new Map<string, boolean>();
+      const out: ModelCallRecord[] = [];
+      for (const record of records) {
+        let mine = allowed.get(record.threadId);
+        if (mine === undefined) {
+          mine = owned.has(record.threadId) || (await access(record.threadId)) === "owner";
+          allowed.set(record.threadId, mine);
+        }
+        if (mine) out.push(record);
+      }
+      return Object.freeze(out);
+    },
   });
   const guardedCheckpoints: CheckpointStore | undefined =
     checkpoints === undefined

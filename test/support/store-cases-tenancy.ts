@@ -97,6 +97,20 @@ export function tenancyCases(opener: StoreOpener, title: (t: string) => string):
     expect(await other.log.threads()).toEqual([]);
   });
 
+  it(title("calibration reads only the tenant's own calls"), async () => {
+    const { owner, other } = await ownedThread(opener);
+    await other.log.append("t9", 0, batch(0, ["x0", "x1", "x2"]));
+    const withUsage = (callId: string, threadId: string, inputTokens: number): ModelCallRecord => ({
+      ...callRecord(callId, threadId),
+      model: "gpt-4o",
+      usage: { inputTokens },
+    });
+    await owner.calls.record(withUsage("mine", "t1", 10));
+    await other.calls.record(withUsage("theirs", "t9", 9_999));
+    expect((await owner.calls.listWithUsage("gpt-4o", 10)).map((r) => r.callId)).toEqual(["mine"]);
+    expect((await other.calls.listWithUsage("gpt-4o", 10)).map((r) => r.callId)).toEqual(["theirs"]);
+  });
+
   it(title("another tenant's thread is refused by plans, model calls and checkpoints"), async () => {
     const { other } = await ownedThread(opener);
     await expectDenied(other.plans.latest("t1"));
