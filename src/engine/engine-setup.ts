@@ -20,7 +20,7 @@ import {
   type TokenBudget,
   type TokenBudgetOptions,
 } from "../tokens/token-budget.js";
-import { BackgroundRuns } from "./background-queue.js";
+import { createJobRunner } from "./background-jobs.js";
 import { CalibrationCache } from "./calibration.js";
 import { reportError } from "./compaction-steps.js";
 import { type EngineCore, ThreadLocks } from "./engine-core.js";
@@ -189,7 +189,7 @@ export function createEngineCore(
     }),
     calibration: new CalibrationCache(options.stores.calls, settings.calibration, now),
     locks: new ThreadLocks(),
-    jobs: new BackgroundRuns(),
+    jobs: createJobRunner(() => core, options.stores, settings.jobs),
     indexer: new SearchIndexer(options.stores.log, (threadId, error) =>
       reportError(core, "index", threadId, error),
     ),

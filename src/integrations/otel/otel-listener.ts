@@ -18,7 +18,9 @@
  * the harness recorded, `gen_ai.token.type` `input`), `context_ledger.request.tokens` (per turn, before
  * compaction and as sent), `context_ledger.compactions` and `context_ledger.tokens.freed` (per plan committed),
  * `context_ledger.operation.duration` (seconds, per operation), `context_ledger.strategy.duration` (seconds, per
- * strategy step), `context_ledger.rehydrations` (brought back or blocked, with the reason).
+ * strategy step), `context_ledger.rehydrations` (brought back or blocked, with the reason), `context_ledger.jobs`
+ * (background jobs by `context_ledger.job.event`: queued, started, committed, discarded, failed, retried) and
+ * `context_ledger.jobs.depth` (queued / running / failed as last counted, by `context_ledger.job.state`).
  */
 import type {
   Attributes,
@@ -192,6 +194,8 @@ interface Instruments {
   readonly duration: Histogram;
   readonly strategyDuration: Histogram;
   readonly rehydrations: Counter;
+  readonly jobs: Counter;
+  readonly jobDepth: Histogram;
 }
 
 function createInstruments(meter: Meter): Instruments {
@@ -224,6 +228,14 @@ function createInstruments(meter: Meter): Instruments {
     rehydrations: meter.createCounter("context_ledger.rehydrations", {
       unit: "{artifact}",
       description: "Artifacts brought back into a request, or blocked",
+    }),
+    jobs: meter.createCounter("context_ledger.jobs", {
+      unit: "{job}",
+      description: "Background jobs queued, started, committed, discarded, failed or retried",
+    }),
+    jobDepth: meter.createHistogram("context_ledger.jobs.depth", {
+      unit: "{job}",
+      description: "Background jobs queued, running and failed, as last counted",
     }),
   };
 }
@@ -263,6 +275,20 @@ function record(m: Instruments, event: EngineEvent): void {
       return;
     case "rehydration_blocked":
       m.rehydrations.add(1, { "context_ledger.outcome": "blocked", "context_ledger.reason": event.reason });
+      return;
+    case "job_queued":
+    case "job_started":
+    case "job_committed":
+    case "job_discarded":
+    case "job_failed": {
+      const kind = event.type === "job_failed" && !event.final ? "retried" : event.type.slice(4);
+      m.jobs.add(1, { "context_ledger.job.event": kind, "context_ledger.job.runner": event.runner });
+      return;
+    }
+    case "job_queue_depth":
+      for (const state of ["queued", "running", "failed"] as const) {
+        m.jobDepth.record(event[state], { "context_ledger.job.state": state });
+      }
       return;
     default:
       return;
