@@ -200,7 +200,12 @@ async function runJob(core: EngineCore, job: BackgroundJob): Promise<JobOutcome>
     }
     if (!run.report.steps.some((s) => s.cost === "model" && s.outcome === "applied")) {
       const outcome = discard(core, job, "no model strategy applied anything");
-      const failed = run.report.steps.find((s) => s.cost === "model" && s.outcome === "failed");
+      // A model strategy cooling down after failures is a failure too: a queue retries the job after its delay.
+      const failed = run.report.steps.find(
+        (s) =>
+          s.cost === "model" &&
+          (s.outcome === "failed" || (s.outcome === "skipped" && /^cooling down/.test(s.detail ?? ""))),
+      );
       if (failed === undefined) return outcome;
       const detail = failed.detail === undefined ? "" : `: ${failed.detail}`;
       return { kind: "failed", error: new Error(`strategy ${failed.strategy} failed${detail}`) };

@@ -63,7 +63,10 @@ export function createPostgresJobQueue(
     booted ??= (async () => {
       const Boss = requirePeer<typeof PgBoss>("pg-boss", "the PostgreSQL job queue (jobs.runner `queue`)");
       const b = new Boss({
-        db: { executeSql: async (text, values) => ({ rows: [...(await pool.query(text, values)).rows] }) },
+        // pg-boss runs multi-statement scripts (its migrations) and reads what `pg` answers to them as it is.
+        db: {
+          executeSql: (text, values) => pool.query(text, values) as unknown as Promise<{ rows: unknown[] }>,
+        },
         schema,
         migrate: true,
         supervise: true,
