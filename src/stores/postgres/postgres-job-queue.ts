@@ -163,7 +163,10 @@ export function createPostgresJobQueue(
       }
     },
     async counts(threadId?: string): Promise<JobCounts> {
-      await boss();
+      // Read-only: a database where no job was ever queued has no queue tables yet, and counting creates none.
+      const exists = await pool.query("SELECT to_regclass($1) IS NOT NULL AS ok", [`${s}.archive`]);
+      if ((exists.rows[0] as { ok?: boolean } | undefined)?.ok !== true)
+        return { queued: 0, running: 0, failed: 0 };
       const { rows } = await pool.query(
         `SELECT state::text AS state, count(*)::int AS n FROM ${s}.job
            WHERE name = $1 AND ($2::text IS NULL OR singleton_key = $2) GROUP BY state
