@@ -24,7 +24,7 @@ import { simpleCounter } from "./support/simple-counter.js";
 import { trajectoriesAvailable } from "./support/trajectories.js";
 
 const THREADS = 20;
-const CALLS_PER_THREAD = Number(process.env.FLEET_CALLS ?? 8);
+const CALLS_PER_THREAD = Number(process.env.FLEET_CALLS ?? 16);
 const WORKERS = 4;
 const reason = postgresUnavailableReason() ?? (trajectoriesAvailable ? undefined : "trajectories not found");
 
@@ -55,12 +55,12 @@ describe.skipIf(reason !== undefined && process.env.CI !== "true")("a fleet of w
         connectionString: cluster.connectionString,
         schema,
         counterFile,
-        summaryMs: 40,
+        summaryMs: 150,
         visibilityTimeoutMs: 3_000,
       },
       workers: WORKERS,
       threads,
-      killEveryMs: [1_500, 4_000],
+      killEveryMs: [600, 1_500],
       seed: 19,
     });
     const stores = await openPostgresStores({ connectionString: cluster.connectionString, schema });
@@ -143,10 +143,11 @@ describe.skipIf(reason !== undefined && process.env.CI !== "true")("a fleet of w
       }
       expect(summarizedThreads).toBeGreaterThan(THREADS / 2);
       const onPending = run.answers.filter((a) => a.pendingBefore).length;
+      const retried = run.events.filter((e) => e.type === "job_started" && e.attempt > 1).length;
       console.info(
         `fleet: ${run.answers.length} calls in ${(run.durationMs / 1_000).toFixed(1)} s on ${WORKERS} workers, ` +
           `${run.kills} SIGKILLs, ${run.resent} calls resent, ${queuedKeys.size} jobs (${committed} commits, ` +
-          `${failedJobs} failed), ${lines.length} summarizer calls, ${summarizedThreads}/${THREADS} threads summarized, ` +
+          `${failedJobs} failed, ${retried} attempts after the first), ${lines.length} summarizer calls, ${summarizedThreads}/${THREADS} threads summarized, ` +
           `${((100 * onPending) / run.answers.length).toFixed(0)} % of calls on a plan with a summary pending`,
       );
     } finally {

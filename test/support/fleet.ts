@@ -162,6 +162,13 @@ export async function runFleet(options: FleetOptions): Promise<FleetRun> {
   })();
 
   const answers: FleetAnswer[] = [];
+  const debug =
+    process.env.FLEET_DEBUG === undefined
+      ? undefined
+      : setInterval(() => {
+          const inFlight = live.map((w) => `${w.child.pid}:${w.alive ? "up" : "down"}`).join(" ");
+          process.stderr.write(`fleet: ${answers.length} answers, ${kills} kills, workers ${inFlight}\n`);
+        }, 2_000);
   const failures: string[] = [];
   let resent = 0;
   let nextId = 0;
@@ -170,7 +177,8 @@ export async function runFleet(options: FleetOptions): Promise<FleetRun> {
       const candidates = live.filter((w) => w.alive);
       const w = candidates[Math.floor(random() * candidates.length)];
       if (w !== undefined) {
-        await w.ready;
+        // A worker killed before it was ready never becomes ready: wait for whichever comes first.
+        await Promise.race([w.ready, w.exited]);
         if (w.alive) return w;
       } else await new Promise((r) => setTimeout(r, 50));
     }
@@ -203,6 +211,7 @@ export async function runFleet(options: FleetOptions): Promise<FleetRun> {
     }),
   );
   running = false;
+  if (debug !== undefined) clearInterval(debug);
   await chaos;
   const durationMs = performance.now() - t0;
   return {
