@@ -3,12 +3,13 @@
  * (`idle()` waits for them), and now report `job_*` events, `pendingJobs` figures and metrics; `close` stops
  * taking jobs. The `jobs` option is validated.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import type { z } from "zod";
 import { createContextEngine } from "../src/context-engine.js";
 import type { EngineEvent } from "../src/engine/engine-events.js";
 import { createMetricsCollector } from "../src/engine/metrics-collector.js";
 import { ValidationError } from "../src/errors/ledger-error.js";
-import type { JobOptions } from "../src/jobs/job-options.js";
+import type { JobOptions, jobOptionsSchema } from "../src/jobs/job-options.js";
 import type { MessageInput } from "../src/log/message.js";
 import { createMemoryStores } from "../src/stores/memory/memory-stores.js";
 import type { Summarizer } from "../src/strategies/summarizer.js";
@@ -117,5 +118,12 @@ describe("background jobs in process", () => {
     expect(make({ visibilityTimeoutMs: 10 })).toThrow(/jobs\.visibilityTimeoutMs/);
     expect(make({ typo: 1 })).toThrow(/typo/);
     expect(make({ runner: "in-process", concurrency: 2 })).not.toThrow();
+  });
+
+  it("keeps the jobs schema and the JobOptions type in step", () => {
+    type FromSchema = z.output<typeof jobOptionsSchema>;
+    expectTypeOf<FromSchema>().toExtend<JobOptions>();
+    expectTypeOf<keyof FromSchema>().toEqualTypeOf<keyof JobOptions>();
+    expectTypeOf<FromSchema["runner"]>().toEqualTypeOf<JobOptions["runner"]>();
   });
 });
