@@ -24,7 +24,7 @@ import { simpleCounter } from "./support/simple-counter.js";
 import { trajectoriesAvailable } from "./support/trajectories.js";
 
 const THREADS = 20;
-const CALLS_PER_THREAD = Number(process.env.FLEET_CALLS ?? 16);
+const CALLS_PER_THREAD = Number(process.env.FLEET_CALLS ?? 12);
 const WORKERS = 4;
 const reason = postgresUnavailableReason() ?? (trajectoriesAvailable ? undefined : "trajectories not found");
 
@@ -60,7 +60,7 @@ describe.skipIf(reason !== undefined && process.env.CI !== "true")("a fleet of w
       },
       workers: WORKERS,
       threads,
-      killEveryMs: [600, 1_500],
+      killEveryMs: [800, 2_000],
       seed: 19,
     });
     const stores = await openPostgresStores({ connectionString: cluster.connectionString, schema });

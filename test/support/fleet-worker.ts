@@ -146,17 +146,24 @@ async function main(spec: FleetWorkerSpec): Promise<void> {
   // A worker never outlives its parent.
   process.stdin.on("end", () => process.exit(3));
   process.stdin.resume();
-  let stopping = false;
-  process.once("SIGTERM", () => {
-    if (stopping) return;
-    stopping = true;
-    void engine
+  stopWith = () =>
+    engine
       .close()
       .then(() => stores.close())
       .then(() => process.exit(0));
-  });
   print({ type: "ready", pid: process.pid });
 }
+
+/** A graceful stop: close the engine (running jobs finish, the rest stay queued), then the stores. */
+let stopWith: (() => Promise<unknown>) | undefined;
+let stopping = false;
+process.once("SIGTERM", () => {
+  if (stopping) return;
+  stopping = true;
+  // Asked to stop before the engine was up: nothing of ours is running yet.
+  if (stopWith === undefined) process.exit(0);
+  void stopWith();
+});
 
 main(JSON.parse(process.argv[2] ?? "{}") as FleetWorkerSpec).catch((error: unknown) => {
   process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

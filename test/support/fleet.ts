@@ -223,6 +223,8 @@ export async function runFleet(options: FleetOptions): Promise<FleetRun> {
     durationMs,
     crashes,
     stop: async () => {
+      // A worker started by the last kill may not be up yet: let it come up (or die) before asking it to stop.
+      await Promise.all(live.map((w) => Promise.race([w.ready, w.exited])));
       const stopping = live.filter((w) => w.alive);
       for (const w of stopping) {
         w.killed = true;
