@@ -62,6 +62,11 @@ describe("background jobs in process", () => {
     await engine.idle();
     expect(await engine.pendingJobs()).toEqual({ queued: 0, running: 0, failed: 0 });
     expect(jobTypes(events)).toEqual(["job_queued", "job_started", "job_committed"]);
+    // Queued by the turn (its call number), run outside it.
+    expect(events.find((e) => e.type === "job_queued")?.callNumber).toBe(1);
+    for (const e of events.filter((e) => e.type === "job_started" || e.type === "job_committed")) {
+      expect(e.callNumber).toBeUndefined();
+    }
     expect(events.find((e) => e.type === "job_committed")).toMatchObject({
       key: "t/v1",
       runner: "in-process",

@@ -46,7 +46,9 @@ export async function scheduleBackground(
 ): Promise<boolean> {
   let queued: boolean;
   try {
-    queued = await core.jobs.enqueue(job, after);
+    // The job outlives the turn that queues it (and a queue's worker loop, started here, every later job): none
+    // of their events are that call's.
+    queued = await outsideCall(() => core.jobs.enqueue(job, after));
   } catch (error) {
     reportError(core, "background", job.threadId, error);
     return false;

@@ -16,6 +16,7 @@ import { pendingJobs } from "./background-jobs.js";
 import type { Calibration } from "./calibration.js";
 import { observed } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
+import { outsideCall } from "./engine-events.js";
 import type { ContextEngineOptions } from "./engine-options.js";
 import { createEngineCore } from "./engine-setup.js";
 import type { ExplainFilter, Explanation } from "./explain.js";
@@ -170,7 +171,7 @@ export function createEngine(options: ContextEngineOptions, makeLoader?: LoaderF
       await core.indexer.idle();
     },
     pendingJobs: (threadId?: string) => pendingJobs(core, threadId),
-    startJobs: () => core.jobs.start(),
+    startJobs: () => outsideCall(() => core.jobs.start()),
     close: async (o?: { readonly timeoutMs?: number }) => {
       const timeoutMs = o?.timeoutMs ?? core.settings.jobs.closeTimeoutMs;
       if (!Number.isFinite(timeoutMs) || timeoutMs < 0) {
