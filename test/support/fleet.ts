@@ -141,7 +141,17 @@ export async function runFleet(options: FleetOptions): Promise<FleetRun> {
     return w;
   };
   for (let i = 0; i < options.workers; i++) start();
-  await Promise.all(live.map((w) => w.ready));
+  // A worker that fails to start fails the run (rather than leaving it waiting for a worker that is gone).
+  await Promise.all(
+    live.map((w) =>
+      Promise.race([
+        w.ready,
+        w.exited.then(({ code, signal }) => {
+          if (!w.killed) throw new Error(`a worker failed to start (${code ?? signal}): ${w.stderr}`);
+        }),
+      ]),
+    ),
+  );
 
   const t0 = performance.now();
   let kills = 0;

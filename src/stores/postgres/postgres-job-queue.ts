@@ -16,6 +16,52 @@ export function jobIdOf(key: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
+/**
+ * Runs one of pg-boss's statements. Its scripts (migrations, maintenance) are several statements in one text,
+ * wrapped in BEGIN … COMMIT: one that fails leaves its connection inside an aborted transaction, so such a text
+ * runs on a connection of its own, rolled back on failure before it goes back to the pool. What `pg` answers to a
+ * script (a list of results) is handed to pg-boss as it is, as pg-boss's own driver does.
+ */
+async function executeSql(
+  pool: PgPool,
+  text: string,
+  values?: ReadonlyArray<unknown>,
+): Promise<{ rows: unknown[] }> {
+  if (values !== undefined && values.length > 0) {
+    return (await pool.query(text, values)) as unknown as { rows: unknown[] };
+  }
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    return (await client.query(text)) as unknown as { rows: unknown[] };
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {
+      broken = true;
+    });
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/** Runs `work` holding a session advisory lock named `name` (released when the work ends or the session dies). */
+async function withLock<T>(pool: PgPool, name: string, work: () => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [name]);
+    try {
+      return await work();
+    } finally {
+      await client.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [name]).catch(() => {
+        broken = true;
+      });
+    }
+  } finally {
+    client.release(broken);
+  }
+}
+
 /** What a pg-boss job of ours carries. */
 interface JobBody {
   readonly key: string;
@@ -63,10 +109,7 @@ export function createPostgresJobQueue(
     booted ??= (async () => {
       const Boss = requirePeer<typeof PgBoss>("pg-boss", "the PostgreSQL job queue (jobs.runner `queue`)");
       const b = new Boss({
-        // pg-boss runs multi-statement scripts (its migrations) and reads what `pg` answers to them as it is.
-        db: {
-          executeSql: (text, values) => pool.query(text, values) as unknown as Promise<{ rows: unknown[] }>,
-        },
+        db: { executeSql: (text, values) => executeSql(pool, text, values) },
         schema,
         migrate: true,
         supervise: true,
@@ -75,11 +118,15 @@ export function createPostgresJobQueue(
         ...jobOptions(settings),
       });
       b.on("error", onError);
-      await b.start();
-      await b.createQueue(JOB_QUEUE_NAME, {
-        name: JOB_QUEUE_NAME,
-        policy: "standard",
-        ...jobOptions(settings),
+      // Workers starting together on a fresh database would race to create pg-boss's schema: one installs it
+      // while holding a lock, the others then find it installed.
+      await withLock(pool, `context-ledger-jobs-install:${schema}`, async () => {
+        await b.start();
+        await b.createQueue(JOB_QUEUE_NAME, {
+          name: JOB_QUEUE_NAME,
+          policy: "standard",
+          ...jobOptions(settings),
+        });
       });
       return b;
     })().catch((error: unknown) => {
