@@ -15,6 +15,7 @@ const scripts = [
   "pipeline-bench",
   "engine-bench",
   "quality-bench",
+  "fleet-bench",
 ];
 const extra = process.argv.slice(2);
 let failed = 0;

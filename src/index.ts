@@ -39,6 +39,7 @@ export type {
   EngineEventType,
   EngineListener,
   EngineOperation,
+  JobEvent,
 } from "./engine/engine-events.js";
 export type {
   ConfigBudget,
@@ -92,6 +93,9 @@ export {
   ValidationError,
   VersionConflictError,
 } from "./errors/ledger-error.js";
+export type { JobOptions } from "./jobs/job-options.js";
+export { jobOptionsSchema } from "./jobs/job-options.js";
+export type { JobOutcome, JobRunnerKind, PendingJobs } from "./jobs/job-runner.js";
 export type { Group, GroupKind } from "./log/groups.js";
 export type { ParsedTranscript, TranscriptOptions } from "./log/import-jsonl.js";
 export {
@@ -208,6 +212,14 @@ export type {
   SecurityContext,
 } from "./stores/artifact-store.js";
 export { mayRead } from "./stores/artifact-store.js";
+export type {
+  DurableJobQueue,
+  JobCounts,
+  JobQueueFactory,
+  JobQueueSettings,
+  QueuedJob,
+  TakenJob,
+} from "./stores/job-queue.js";
 export type {
   LogSearchHit,
   LogSearchOptions,

@@ -10,6 +10,8 @@ import {
   createContextEngine,
   createTokenBudget,
   createTokenizer,
+  type EngineListener,
+  type JobOptions,
   LedgerError,
   loadPipelineConfig,
   lookupModel,
@@ -34,6 +36,13 @@ export interface EngineChoice {
   readonly readOnly?: boolean;
   /** The ledger key, from `CONTEXT_LEDGER_LEDGER_KEY` (never a flag: a flag shows in the process list). */
   readonly ledgerKey?: string;
+  /**
+   * Background jobs (default: this command takes none from a durable queue — it only queues them, for
+   * `context-ledger worker`; in process, summaries it schedules still finish before it exits).
+   */
+  readonly jobs?: JobOptions;
+  /** A listener of the engine's events (the `worker` command prints job events). */
+  readonly events?: EngineListener;
 }
 
 /** The ledger key of `CONTEXT_LEDGER_LEDGER_KEY` (docs/decisions/0018), or undefined when unset or empty. */
@@ -126,12 +135,15 @@ export function engineOn(
     budget: configured?.budget ?? createTokenBudget({ contextWindow: 1_000_000 }),
     ...(configured === undefined ? {} : { pipeline: configured.config }),
     ...(choice.ledgerKey === undefined ? {} : { ledgerKey: choice.ledgerKey }),
+    jobs: choice.jobs ?? { work: false },
+    ...(choice.events === undefined ? {} : { events: choice.events }),
   });
 }
 
 /**
- * Runs `work` with the engine and stores of the command's database. Background runs started by the command
- * (summaries queued by `prepare`) finish before the database closes, so nothing is lost at exit.
+ * Runs `work` with the engine and stores of the command's database. Background runs started in process by the
+ * command (summaries queued by `prepare` on SQLite) finish before the database closes, so nothing is lost at exit;
+ * on PostgreSQL they wait in the durable queue for a worker.
  */
 export async function withEngine<T>(
   context: CliContext,
@@ -152,6 +164,7 @@ export async function withEngine<T>(
     return result;
   } finally {
     await engine?.idle().catch(() => undefined);
+    await engine?.close().catch(() => undefined);
     await opened.close();
   }
 }

@@ -17,6 +17,8 @@ export interface CliIo {
   readonly errIsTTY: boolean;
   /** Environment variables (`CONTEXT_LEDGER_DB`). */
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** Resolves with the signal's name when the process is asked to stop (SIGINT, SIGTERM): `worker` waits for it. */
+  stopRequested?(): Promise<string>;
 }
 
 /** Writes one line (adds the newline). */
@@ -45,6 +47,11 @@ export function processIo(): CliIo {
       return decodeUtf8(Buffer.concat(chunks), "standard input");
     },
     errIsTTY: process.stderr.isTTY === true,
+    stopRequested: () =>
+      new Promise((resolve) => {
+        process.once("SIGINT", () => resolve("SIGINT"));
+        process.once("SIGTERM", () => resolve("SIGTERM"));
+      }),
     env: process.env,
   };
 }

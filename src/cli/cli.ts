@@ -26,6 +26,8 @@ const COMMANDS: Readonly<Record<CommandName, () => Promise<Command>>> = {
   replay: async () => (await import("./replay-command.js")).replayCommand,
   explain: async () => (await import("./explain-command.js")).explainCommand,
   diff: async () => (await import("./diff-command.js")).diffCommand,
+  worker: async () => (await import("./worker-command.js")).workerCommand,
+  jobs: async () => (await import("./jobs-command.js")).jobsCommand,
   report: async () => (await import("./report-command.js")).reportCommand,
   demo: async () => (await import("./demo-command.js")).demoCommand,
 };

@@ -10,6 +10,8 @@ export const COMMAND_SUMMARIES = {
   replay: "re-render a recorded call; --verify fails when its hash differs",
   explain: "table of each message under a plan: kept/cleared/summarized/externalized/dropped, tokens, why",
   diff: "readable diff of two plan versions of a thread",
+  worker: "run background jobs (summaries) from a PostgreSQL database's queue until SIGINT/SIGTERM",
+  jobs: "count background jobs queued, running and failed (of a thread, or of all)",
   report: "write a self-contained HTML audit report of a thread (calls, requests, fates, search)",
   demo: "end to end on a generated session in a temporary SQLite file, with a short report",
 } as const;

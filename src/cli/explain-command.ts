@@ -68,22 +68,23 @@ export const explainCommand = defineCommand({
     id: nonEmpty.exactOptional(),
   }),
   run: async (args, context) => {
-    const { explanation: e, renderedTokens } = await withEngine(
-      context,
-      { readOnly: true },
-      async (engine, stores, database) => {
-        await requireThread(stores, args.thread, database);
-        const filter = {
-          ...(args.state === undefined ? {} : { state: args.state }),
-          ...(args.grep === undefined ? {} : { grep: args.grep }),
-          ...(args.id === undefined ? {} : { id: args.id }),
-        };
-        return explainVersion(engine, args.thread, args.plan, filter);
-      },
-    );
+    const {
+      explanation: e,
+      renderedTokens,
+      pending,
+    } = await withEngine(context, { readOnly: true }, async (engine, stores, database) => {
+      await requireThread(stores, args.thread, database);
+      const filter = {
+        ...(args.state === undefined ? {} : { state: args.state }),
+        ...(args.grep === undefined ? {} : { grep: args.grep }),
+        ...(args.id === undefined ? {} : { id: args.id }),
+      };
+      const outcome = await explainVersion(engine, args.thread, args.plan, filter);
+      return { ...outcome, pending: await engine.pendingJobs(args.thread) };
+    });
     const out = (line: string) => printLine(context.io.out, line);
     if (context.json) {
-      out(JSON.stringify({ thread: e.threadId, ...e, renderedTokens }));
+      out(JSON.stringify({ thread: e.threadId, ...e, renderedTokens, pendingJobs: pending }));
       return 0;
     }
     out(
@@ -92,6 +93,16 @@ export const explainCommand = defineCommand({
     if (e.rows.length === 0) out("no message matches");
     else for (const line of explanationTable(e.rows)) out(line);
     out(`totals: ${describeTotals(e)}`);
+    if (pending.queued + pending.running > 0) {
+      out(
+        `summary pending: ${pending.queued} job(s) queued, ${pending.running} running; a newer plan version may follow`,
+      );
+    }
+    if (pending.failed > 0) {
+      out(
+        `${pending.failed} background summary job(s) failed after their attempts (the plan stays as it is)`,
+      );
+    }
     return 0;
   },
 });

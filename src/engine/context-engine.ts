@@ -1,4 +1,5 @@
-import { NotFoundError } from "../errors/ledger-error.js";
+import { NotFoundError, ValidationError } from "../errors/ledger-error.js";
+import type { PendingJobs } from "../jobs/job-runner.js";
 import type { MessageInput } from "../log/message.js";
 import type { ProviderFormat } from "../render/provider-rules.js";
 import type { ModelUsage } from "../stores/model-call-store.js";
@@ -11,9 +12,11 @@ import {
   type RenderOptionsForThread,
   renderThread,
 } from "./audit-views.js";
+import { pendingJobs } from "./background-jobs.js";
 import type { Calibration } from "./calibration.js";
 import { observed } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
+import { outsideCall } from "./engine-events.js";
 import type { ContextEngineOptions } from "./engine-options.js";
 import { createEngineCore } from "./engine-setup.js";
 import type { ExplainFilter, Explanation } from "./explain.js";
@@ -92,8 +95,28 @@ export interface ContextEngine {
    * `content` as the call's result and append it like any tool result.
    */
   recall(threadId: string, request: RecallRequest): Promise<RecallResult>;
-  /** Resolves when no background run, checkpoint write or search indexing is in flight. */
+  /**
+   * Resolves when no background run of this process, checkpoint write or search indexing is in flight (jobs on a
+   * durable queue that other workers run are not waited for: `pendingJobs` counts those).
+   */
   idle(): Promise<void>;
+  /**
+   * Background jobs of a thread (or of all threads) that wait, run, or failed after their attempts: this
+   * process's own with the in-process runner, everyone's on the database with the queue (docs/decisions/0020).
+   * Emits `job_queue_depth` with the figures.
+   */
+  pendingJobs(threadId?: string): Promise<PendingJobs>;
+  /**
+   * Starts taking jobs from the durable queue now rather than at this engine's first queued job (a dedicated
+   * worker calls it; `context-ledger worker` does). Nothing to do in process.
+   */
+  startJobs(): Promise<void>;
+  /**
+   * Stops taking background jobs, waits up to `timeoutMs` (default `jobs.closeTimeoutMs`, 10 s) for the running
+   * ones, and leaves the rest queued for another worker; then waits for checkpoint writes and indexing. The stores
+   * stay open (they are the caller's to close, after this).
+   */
+  close(options?: { readonly timeoutMs?: number }): Promise<void>;
 }
 
 async function recordUsage(core: EngineCore, callId: string, usage: ModelUsage): Promise<Calibration> {
@@ -157,6 +180,17 @@ export function createEngine(options: ContextEngineOptions, makeLoader?: LoaderF
     idle: async () => {
       // A background run's commit may make the loader write (a checkpoint), and a write never schedules a run.
       await core.jobs.idle();
+      await core.loader.idle();
+      await core.indexer.idle();
+    },
+    pendingJobs: (threadId?: string) => pendingJobs(core, threadId),
+    startJobs: () => outsideCall(() => core.jobs.start()),
+    close: async (o?: { readonly timeoutMs?: number }) => {
+      const timeoutMs = o?.timeoutMs ?? core.settings.jobs.closeTimeoutMs;
+      if (!Number.isFinite(timeoutMs) || timeoutMs < 0) {
+        throw new ValidationError("close timeoutMs must be a non-negative number", { field: "timeoutMs" });
+      }
+      await core.jobs.close(timeoutMs);
       await core.loader.idle();
       await core.indexer.idle();
     },

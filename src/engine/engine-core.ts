@@ -1,8 +1,9 @@
 import type { Pipeline } from "../compaction/pipeline-types.js";
+import type { JobRunner } from "../jobs/job-runner.js";
 import type { PendingCallMode } from "../render/render-prompt.js";
 import type { Stores } from "../stores/stores.js";
 import type { TokenBudget } from "../tokens/token-budget.js";
-import type { BackgroundRuns } from "./background-queue.js";
+import type { BackgroundJob } from "./background-runs.js";
 import type { CalibrationCache } from "./calibration.js";
 import type { EventSink } from "./engine-events.js";
 import type { EngineSettings } from "./engine-options.js";
@@ -58,7 +59,8 @@ export interface EngineCore {
   readonly loader: ThreadLoader;
   readonly calibration: CalibrationCache;
   readonly locks: ThreadLocks;
-  readonly jobs: BackgroundRuns;
+  /** Where background summaries run: in this process, or on the stores' durable queue. */
+  readonly jobs: JobRunner<BackgroundJob>;
   /** Indexes threads for search in the background after appends. */
   readonly indexer: SearchIndexer;
   readonly now: () => number;

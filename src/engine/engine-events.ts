@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { StepOutcome } from "../compaction/pipeline-report.js";
+import type { JobRunnerKind } from "../jobs/job-runner.js";
 import type { ActionKind } from "../plan/compaction-plan.js";
 import type { StrategyCost } from "../strategies/strategy.js";
 
@@ -123,6 +124,43 @@ export interface EngineEventMap {
   readonly background_scheduled: { readonly basedOnVersion: number; readonly replacesVersion: number };
   /** A background run ended without committing, and why. */
   readonly background_discarded: { readonly reason: string };
+  /**
+   * A background job was queued: in this process, or on the durable queue (`key`: thread and the plan version it
+   * is computed for; queuing the same key again queues nothing and emits nothing).
+   */
+  readonly job_queued: JobEvent & { readonly basedOnVersion: number; readonly replacesVersion: number };
+  /** A worker began an attempt at a job (`attempt` of `attempts`). */
+  readonly job_started: JobEvent & { readonly attempt: number; readonly attempts: number };
+  /** A job's result was committed as plan `planVersion`. */
+  readonly job_committed: JobEvent & {
+    readonly attempt: number;
+    readonly planVersion: number;
+    readonly durationMs: number;
+  };
+  /** A job ended without committing: its plan was superseded, or there was nothing to summarize. */
+  readonly job_discarded: JobEvent & {
+    readonly attempt: number;
+    readonly reason: string;
+    readonly durationMs: number;
+  };
+  /**
+   * An attempt at a job failed; `final` when it was the last (the job is failed, the thread stays on its
+   * deterministic plan), else it is retried.
+   */
+  readonly job_failed: JobEvent & {
+    readonly attempt: number;
+    readonly attempts: number;
+    readonly final: boolean;
+    readonly message: string;
+    readonly durationMs: number;
+  };
+  /** How many jobs wait, run and have failed (of one thread, or of all with threadId ""), as last counted. */
+  readonly job_queue_depth: {
+    readonly runner: JobRunnerKind;
+    readonly queued: number;
+    readonly running: number;
+    readonly failed: number;
+  };
   /** A request was rendered to a provider format. */
   readonly rendered: {
     readonly format: string;
@@ -158,6 +196,12 @@ export interface EngineEventMap {
   readonly replayed: { readonly callId: string; readonly ok: boolean; readonly mismatch?: string };
   /** An operation failed (the error is also thrown or returned). */
   readonly error: { readonly operation: EngineOperation; readonly code: string; readonly message: string };
+}
+
+/** What every job event carries: the job's key and where it runs. */
+export interface JobEvent {
+  readonly key: string;
+  readonly runner: JobRunnerKind;
 }
 
 /** What the cleared / summarized / externalized / dropped events report about one new plan action. */

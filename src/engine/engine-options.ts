@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { PipelineConfig } from "../compaction/pipeline-config.js";
 import type { Pipeline } from "../compaction/pipeline-types.js";
 import { ValidationError } from "../errors/ledger-error.js";
+import { type JobOptions, type JobSettings, jobOptionsSchema, jobSettings } from "../jobs/job-options.js";
 import type { Sensitivity } from "../log/message.js";
 import type { PendingCallMode } from "../render/render-prompt.js";
 import type { AboveClearancePolicy } from "../render/withhold-content.js";
@@ -69,6 +70,12 @@ export interface ContextEngineSettings {
    * summarizer: there is no model call to keep off the turn's path, and the turn gets the summary at once).
    */
   readonly summarization?: SummarizationMode;
+  /**
+   * Where background summaries run: in this process (the default for memory and SQLite stores) or on the stores'
+   * durable queue (the default for PostgreSQL), with its retry, visibility timeout and shutdown settings
+   * (docs/decisions/0020).
+   */
+  readonly jobs?: JobOptions;
   /** Listeners of the engine's typed events. */
   readonly events?: EngineListener | ReadonlyArray<EngineListener>;
   /**
@@ -168,6 +175,7 @@ export const engineSettingsSchema = z.strictObject({
   cacheThreads: z.number().int().nonnegative().exactOptional(),
   pendingCalls: z.enum(["stub", "hold"]).exactOptional(),
   overhead: z.enum(["openai", "anthropic", "neutral"]).exactOptional(),
+  jobs: jobOptionsSchema.exactOptional(),
   ledgerKey: z
     .string()
     .min(32, "a ledger key needs at least 32 characters (e.g. `openssl rand -hex 32`)")
@@ -216,6 +224,8 @@ export interface EngineSettings {
   readonly overhead: OverheadProfileName | undefined;
   /** The ledger key, or undefined for plain SHA-256 chains. */
   readonly ledgerKey: string | undefined;
+  /** Where background jobs run, and how. */
+  readonly jobs: JobSettings;
 }
 
 const OBJECT_KEYS = [
@@ -302,5 +312,6 @@ export function parseEngineOptions(options: ContextEngineOptions): EngineSetting
     pendingCalls: o.pendingCalls,
     overhead: o.overhead,
     ledgerKey: o.ledgerKey,
+    jobs: jobSettings(o.jobs),
   };
 }

@@ -21,7 +21,7 @@ import {
   type TokenBudget,
   type TokenBudgetOptions,
 } from "../tokens/token-budget.js";
-import { BackgroundRuns } from "./background-queue.js";
+import { createJobRunner } from "./background-jobs.js";
 import { CalibrationCache } from "./calibration.js";
 import { reportError } from "./compaction-steps.js";
 import { type EngineCore, ThreadLocks } from "./engine-core.js";
@@ -207,7 +207,7 @@ export function createEngineCore(
     }),
     calibration: new CalibrationCache(stores.calls, settings.calibration, now),
     locks: new ThreadLocks(),
-    jobs: new BackgroundRuns(),
+    jobs: createJobRunner(() => core, stores, settings.jobs),
     indexer: new SearchIndexer(stores.log, (threadId, error) => reportError(core, "index", threadId, error)),
     now,
     newCallId: options.newCallId ?? (() => randomUUID()),

@@ -42,6 +42,14 @@ const DESCRIBE: { readonly [K in EngineEventType]: Describe<K> } = {
   background_scheduled: (e) =>
     `background summarization queued on plan v${e.basedOnVersion} (to replace v${e.replacesVersion})`,
   background_discarded: (e) => `background run discarded: ${e.reason}`,
+  job_queued: (e) =>
+    `queued job ${e.key} (${e.runner}) from plan v${e.basedOnVersion} for v${e.replacesVersion}`,
+  job_started: (e) => `started job ${e.key} (${e.runner}), attempt ${e.attempt}/${e.attempts}`,
+  job_committed: (e) => `job ${e.key} committed plan v${e.planVersion} (${ms(e.durationMs)})`,
+  job_discarded: (e) => `job ${e.key} discarded: ${e.reason} (${ms(e.durationMs)})`,
+  job_failed: (e) =>
+    `job ${e.key} attempt ${e.attempt}/${e.attempts} failed${e.final ? " for good" : ", to be retried"}: ${e.message}`,
+  job_queue_depth: (e) => `jobs (${e.runner}): ${e.queued} queued, ${e.running} running, ${e.failed} failed`,
   rendered: (e) =>
     `rendered ${e.format}: ${e.messages} message(s), ${e.tokens} tokens, hash ${e.hash.slice(0, 12)}`,
   call_recorded: (e) =>

@@ -26,6 +26,20 @@ export interface MetricsSnapshot {
   readonly requestTokens: number;
   /** Completed operations, with their durations. */
   readonly durations: Readonly<Partial<Record<EngineOperation, DurationStats>>>;
+  /** Background jobs: queued, attempts started, and how they ended (`failed`: for good, `retried`: to be retried). */
+  readonly jobs: Readonly<JobTotals>;
+  /** The queue's depth as last counted (`job_queue_depth`, e.g. by `engine.pendingJobs()`), if ever. */
+  readonly jobDepth?: Readonly<{ queued: number; running: number; failed: number }>;
+}
+
+/** Counts of `job_*` events. */
+export interface JobTotals {
+  queued: number;
+  started: number;
+  committed: number;
+  discarded: number;
+  failed: number;
+  retried: number;
 }
 
 /** A listener that counts engine events, plus a snapshot of the totals (of all threads, or of one). */
@@ -45,6 +59,8 @@ interface Totals {
   requestTokens: number;
   retryDelayMs: number;
   durations: Partial<Record<EngineOperation, { count: number; totalMs: number; maxMs: number }>>;
+  jobs: JobTotals;
+  jobDepth?: { queued: number; running: number; failed: number };
 }
 
 function emptyTotals(): Totals {
@@ -55,6 +71,7 @@ function emptyTotals(): Totals {
     requestTokens: 0,
     retryDelayMs: 0,
     durations: {},
+    jobs: { queued: 0, started: 0, committed: 0, discarded: 0, failed: 0, retried: 0 },
   };
 }
 
@@ -73,6 +90,25 @@ function count(totals: Totals, event: Parameters<EngineListener>[0]): void {
       break;
     case "committed":
       totals.tokensFreed += Math.max(0, event.tokensFreed);
+      break;
+    case "job_queued":
+      totals.jobs.queued++;
+      break;
+    case "job_started":
+      totals.jobs.started++;
+      break;
+    case "job_committed":
+      totals.jobs.committed++;
+      break;
+    case "job_discarded":
+      totals.jobs.discarded++;
+      break;
+    case "job_failed":
+      if (event.final) totals.jobs.failed++;
+      else totals.jobs.retried++;
+      break;
+    case "job_queue_depth":
+      totals.jobDepth = { queued: event.queued, running: event.running, failed: event.failed };
       break;
     case "completed": {
       const d = totals.durations[event.operation] ?? { count: 0, totalMs: 0, maxMs: 0 };
@@ -138,5 +174,7 @@ function snapshotOf(t: Totals): MetricsSnapshot {
     errors: t.events.error ?? 0,
     requestTokens: t.requestTokens,
     durations: Object.freeze(durations),
+    jobs: Object.freeze({ ...t.jobs }),
+    ...(t.jobDepth === undefined ? {} : { jobDepth: Object.freeze({ ...t.jobDepth }) }),
   });
 }

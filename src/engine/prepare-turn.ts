@@ -126,8 +126,9 @@ async function runTurn<F extends ProviderFormat>(
     tokensAfter: result.report.tokensAfter,
     calibrationRatio: calibration.ratio,
   };
+  // A durable queue holds the job before the turn returns, so it outlives a worker that exits right after.
   const scheduled =
-    core.background && !waited && result.report.triggered && scheduleBackground(core, job, turnDone);
+    core.background && !waited && result.report.triggered && (await scheduleBackground(core, job, turnDone));
   try {
     return await finishTurn(core, state, turn.input, request, {
       result,

@@ -1,5 +1,6 @@
 import type { ArtifactStore } from "./artifact-store.js";
 import type { CheckpointStore } from "./checkpoint-store.js";
+import type { JobQueueFactory } from "./job-queue.js";
 import type { LogStore } from "./log-store.js";
 import type { ModelCallStore } from "./model-call-store.js";
 import type { PlanStore } from "./plan-store.js";
@@ -28,6 +29,11 @@ export interface Stores {
    * The engine binds the stores it is given to its `tenant` with it.
    */
   forTenant?(tenant: string): Stores;
+  /**
+   * A durable queue for background jobs in the same database, when the backend keeps one (PostgreSQL does): the
+   * engine then queues summaries there by default, for any worker on the database to run (docs/decisions/0020).
+   */
+  readonly jobQueue?: JobQueueFactory;
   /** Releases the backend (closes the database or pool it opened); the stores are unusable afterwards. */
   close(): Promise<void>;
 }

@@ -26,6 +26,8 @@ export interface CliRunOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Pretend standard error is a terminal (progress bars draw). */
   readonly errIsTTY?: boolean;
+  /** What `worker` waits for before it stops (the process's SIGINT/SIGTERM in the real CLI). */
+  readonly stopRequested?: () => Promise<string>;
 }
 
 /** Runs the CLI in this process with captured streams. */
@@ -45,6 +47,7 @@ export async function runInProcess(
     readStdin: async () => options.stdin ?? "",
     errIsTTY: options.errIsTTY ?? false,
     env: options.env ?? {},
+    ...(options.stopRequested === undefined ? {} : { stopRequested: options.stopRequested }),
   };
   const code = await runCli(argv, io);
   return { code, stdout, stderr };

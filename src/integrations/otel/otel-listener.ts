@@ -19,7 +19,9 @@
  * compaction and as sent), `context_ledger.compactions` and `context_ledger.tokens.freed` (per plan committed),
  * `context_ledger.operation.duration` (seconds, per operation), `context_ledger.strategy.duration` (seconds, per
  * strategy step), `context_ledger.rehydrations` (brought back or blocked, with the reason),
- * `context_ledger.conflict_retries` (writes retried after losing a race to another writer, per operation).
+ * `context_ledger.conflict_retries` (writes retried after losing a race to another writer, per operation),
+ * `context_ledger.jobs` (background jobs by `context_ledger.job.event`: queued, started, committed, discarded, failed, retried) and
+ * `context_ledger.jobs.depth` (queued / running / failed as last counted, by `context_ledger.job.state`).
  */
 import type {
   Attributes,
@@ -194,6 +196,8 @@ interface Instruments {
   readonly strategyDuration: Histogram;
   readonly rehydrations: Counter;
   readonly conflictRetries: Counter;
+  readonly jobs: Counter;
+  readonly jobDepth: Histogram;
 }
 
 function createInstruments(meter: Meter): Instruments {
@@ -230,6 +234,14 @@ function createInstruments(meter: Meter): Instruments {
     conflictRetries: meter.createCounter("context_ledger.conflict_retries", {
       unit: "{retry}",
       description: "Writes retried after another writer changed the thread first (version conflicts)",
+    }),
+    jobs: meter.createCounter("context_ledger.jobs", {
+      unit: "{job}",
+      description: "Background jobs queued, started, committed, discarded, failed or retried",
+    }),
+    jobDepth: meter.createHistogram("context_ledger.jobs.depth", {
+      unit: "{job}",
+      description: "Background jobs queued, running and failed, as last counted",
     }),
   };
 }
@@ -272,6 +284,20 @@ function record(m: Instruments, event: EngineEvent): void {
       return;
     case "conflict_retry":
       m.conflictRetries.add(1, { "context_ledger.operation": event.operation });
+      return;
+    case "job_queued":
+    case "job_started":
+    case "job_committed":
+    case "job_discarded":
+    case "job_failed": {
+      const kind = event.type === "job_failed" && !event.final ? "retried" : event.type.slice(4);
+      m.jobs.add(1, { "context_ledger.job.event": kind, "context_ledger.job.runner": event.runner });
+      return;
+    }
+    case "job_queue_depth":
+      for (const state of ["queued", "running", "failed"] as const) {
+        m.jobDepth.record(event[state], { "context_ledger.job.state": state });
+      }
       return;
     default:
       return;

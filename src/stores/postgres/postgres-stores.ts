@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { ValidationError } from "../../errors/ledger-error.js";
 import { requirePeer } from "../../errors/optional-peer.js";
+import type { JobQueueSettings } from "../job-queue.js";
 import { createSqlStores, type SqlStatements } from "../sql/sql-stores.js";
 import { guarded } from "../store-errors.js";
 import type { Clock, Stores } from "../stores.js";
@@ -8,6 +9,7 @@ import { postgresArtifactSql } from "./postgres-artifact-sql.js";
 import { postgresCheckpointSql } from "./postgres-checkpoint-sql.js";
 import { postgresDialect } from "./postgres-dialect.js";
 import { type PgPool, quoteSchema } from "./postgres-driver.js";
+import { createPostgresJobQueue } from "./postgres-job-queue.js";
 import { postgresLogSql } from "./postgres-log-sql.js";
 import { migratePostgres } from "./postgres-migrations.js";
 import { postgresModelCallSql } from "./postgres-model-call-sql.js";
@@ -21,6 +23,11 @@ export type PostgresStoresOptions = (
 ) & {
   /** The schema holding the tables (default `context_ledger`), created when missing. */
   readonly schema?: string;
+  /**
+   * The schema of the durable job queue (pg-boss's tables; default: the stores' schema with `_jobs` appended),
+   * created when an engine first queues a job (docs/decisions/0020).
+   */
+  readonly jobSchema?: string;
   /** The clock for artifact TTLs (default `Date.now`). */
   readonly now?: Clock;
 };
@@ -48,11 +55,16 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
     await owned?.end().catch(() => {});
     throw error;
   }
+  const jobs = options.jobSchema ?? `${schema}_jobs`;
+  quoteSchema(jobs);
   return createSqlStores(postgresDialect(pool), postgresStatements(s), {
     ...(options.now === undefined ? {} : { now: options.now }),
     close: async () => {
       await owned?.end();
     },
+    // One queue for the database, whichever tenant's stores queue on it (a job names its thread).
+    jobQueue: (settings: JobQueueSettings, onError?: (error: unknown) => void) =>
+      createPostgresJobQueue(pool, jobs, settings, onError),
   });
 }
 

@@ -1,3 +1,4 @@
+import type { JobQueueFactory } from "../job-queue.js";
 import type { Clock, Stores } from "../stores.js";
 import { checkTenant, DEFAULT_TENANT, guardThreadStores } from "../thread-tenancy.js";
 import { type ArtifactSql, createSqlArtifactStore } from "./sql-artifact-store.js";
@@ -28,7 +29,12 @@ export interface SqlStatements {
 export function createSqlStores(
   dialect: SqlDialect,
   sql: SqlStatements,
-  options: { readonly now?: Clock; readonly close: () => Promise<void> },
+  options: {
+    readonly now?: Clock;
+    readonly close: () => Promise<void>;
+    /** The backend's durable job queue, shared by the stores of every tenant (`Stores.jobQueue`). */
+    readonly jobQueue?: JobQueueFactory;
+  },
 ): Stores {
   let closed = false;
   const close = async () => {
@@ -54,6 +60,7 @@ export function createSqlStores(
       log,
       ...guardThreadStores(inner, access, { unclaimedWrites: bound ? "refuse" : "allow" }),
       ...shared,
+      ...(options.jobQueue === undefined ? {} : { jobQueue: options.jobQueue }),
       tenant,
       forTenant: (t: string) => bind(t),
       close,
