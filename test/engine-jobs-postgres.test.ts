@@ -137,6 +137,48 @@ describe.skipIf(reason !== undefined && process.env.CI !== "true")("background j
     expect(next.prompt.messages.some((m) => m.provenance.kind === "summary")).toBe(true);
   });
 
+  it("each tenant's jobs go to its own queue: another tenant's worker never takes them", {
+    timeout: 60_000,
+  }, async () => {
+    if (reason !== undefined) throw new Error(reason);
+    const { stores, target } = await opener.fresh();
+    const acmeStores = stores.forTenant!("acme");
+    const acme = createContextEngine({
+      stores: acmeStores,
+      tenant: "acme",
+      budget,
+      summarizer: summarizer(),
+      jobs: { ...FAST, work: false },
+    });
+    engines.push(acme);
+    await acme.append("t", chat(20));
+    await acme.prepareTurn("t", { format: "openai", budget: 1_200 });
+    expect(await acme.pendingJobs("t")).toEqual({ queued: 1, running: 0, failed: 0 });
+
+    // A worker of another tenant on the same database sees no job and takes none.
+    const otherSummarizer = summarizer();
+    const other = engineOn(await opener.at(target), otherSummarizer);
+    await other.startJobs();
+    expect(await other.pendingJobs()).toEqual({ queued: 0, running: 0, failed: 0 });
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(otherSummarizer.calls).toBe(0);
+    expect(await acme.pendingJobs("t")).toEqual({ queued: 1, running: 0, failed: 0 });
+
+    // The tenant's own worker runs it.
+    const worker = createContextEngine({
+      stores: (await opener.at(target)).forTenant!("acme"),
+      tenant: "acme",
+      budget,
+      summarizer: summarizer(),
+      jobs: FAST,
+    });
+    engines.push(worker);
+    await worker.startJobs();
+    await waitFor("the summary to commit", async () =>
+      (await acmeStores.plans.latest("t")).version === 2 ? true : undefined,
+    );
+  });
+
   it("queuing the same key twice is one job", { timeout: 60_000 }, async () => {
     if (reason !== undefined) throw new Error(reason);
     const { stores } = await opener.fresh();

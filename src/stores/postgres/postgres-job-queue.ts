@@ -3,12 +3,24 @@ import type PgBoss from "pg-boss";
 import { ValidationError } from "../../errors/ledger-error.js";
 import { requirePeer } from "../../errors/optional-peer.js";
 import type { DurableJobQueue, JobCounts, JobQueueSettings, QueuedJob, TakenJob } from "../job-queue.js";
+import { DEFAULT_TENANT } from "../thread-tenancy.js";
 import { type PgPool, quoteSchema } from "./postgres-driver.js";
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The pg-boss queue (a partition of its job table) holding context-ledger's background jobs. */
+/** The pg-boss queue (a partition of its job table) holding the default tenant's background jobs. */
 export const JOB_QUEUE_NAME = "context-ledger-background";
+
+/**
+ * The queue of a tenant's jobs: each tenant's workers take only its own threads' jobs (a worker acts for one
+ * tenant, and another tenant's thread is refused to it). The default tenant keeps the plain name; another's is
+ * suffixed with a digest of its id (pg-boss allows letters, digits, `_` and `-` in a name).
+ */
+export function jobQueueNameFor(tenant: string): string {
+  return tenant === DEFAULT_TENANT
+    ? JOB_QUEUE_NAME
+    : `${JOB_QUEUE_NAME}-${createHash("sha256").update(tenant).digest("hex").slice(0, 24)}`;
+}
 
 /** A key as a UUID (pg-boss's job id): the same key always gives the same id, which is what makes `add` idempotent. */
 export function jobIdOf(key: string): string {
@@ -99,6 +111,7 @@ export function createPostgresJobQueue(
   schema: string,
   settings: JobQueueSettings,
   onError: (error: unknown) => void = () => {},
+  queueName: string = JOB_QUEUE_NAME,
 ): DurableJobQueue {
   const s = quoteSchema(schema);
   if (settings.attempts < 1) throw new ValidationError("attempts must be at least 1", { field: "attempts" });
@@ -122,8 +135,8 @@ export function createPostgresJobQueue(
       // while holding a lock, the others then find it installed.
       await withLock(pool, `context-ledger-jobs-install:${schema}`, async () => {
         await b.start();
-        await b.createQueue(JOB_QUEUE_NAME, {
-          name: JOB_QUEUE_NAME,
+        await b.createQueue(queueName, {
+          name: queueName,
           policy: "standard",
           ...jobOptions(settings),
         });
@@ -184,7 +197,7 @@ export function createPostgresJobQueue(
     async add(job: QueuedJob): Promise<boolean> {
       const b = await boss();
       const body: JobBody = { key: job.key, threadId: job.threadId, data: job.data };
-      const id = await b.send(JOB_QUEUE_NAME, body, {
+      const id = await b.send(queueName, body, {
         id: jobIdOf(job.key),
         singletonKey: job.threadId,
         ...jobOptions(settings),
@@ -203,7 +216,7 @@ export function createPostgresJobQueue(
       };
       for (let i = 0; i < settings.concurrency; i++) {
         workers.push(
-          await b.work<unknown>(JOB_QUEUE_NAME, options, async ([job]) => {
+          await b.work<unknown>(queueName, options, async ([job]) => {
             if (job !== undefined) await runLocked(job, handle);
           }),
         );
@@ -220,7 +233,7 @@ export function createPostgresJobQueue(
          UNION ALL
          SELECT 'archived_failed', count(*)::int FROM ${s}.archive
            WHERE name = $1 AND state = 'failed' AND ($2::text IS NULL OR singleton_key = $2)`,
-        [JOB_QUEUE_NAME, threadId ?? null],
+        [queueName, threadId ?? null],
       );
       const by = new Map<string, number>();
       for (const row of rows as ReadonlyArray<{ state: string; n: number }>) by.set(row.state, row.n);

@@ -9,7 +9,7 @@ import { postgresArtifactSql } from "./postgres-artifact-sql.js";
 import { postgresCheckpointSql } from "./postgres-checkpoint-sql.js";
 import { postgresDialect } from "./postgres-dialect.js";
 import { type PgPool, quoteSchema } from "./postgres-driver.js";
-import { createPostgresJobQueue } from "./postgres-job-queue.js";
+import { createPostgresJobQueue, jobQueueNameFor } from "./postgres-job-queue.js";
 import { postgresLogSql } from "./postgres-log-sql.js";
 import { migratePostgres } from "./postgres-migrations.js";
 import { postgresModelCallSql } from "./postgres-model-call-sql.js";
@@ -62,9 +62,9 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
     close: async () => {
       await owned?.end();
     },
-    // One queue for the database, whichever tenant's stores queue on it (a job names its thread).
-    jobQueue: (settings: JobQueueSettings, onError?: (error: unknown) => void) =>
-      createPostgresJobQueue(pool, jobs, settings, onError),
+    // A queue per tenant: a worker acts for one tenant and takes only its threads' jobs.
+    jobQueueFor: (tenant: string) => (settings: JobQueueSettings, onError?: (error: unknown) => void) =>
+      createPostgresJobQueue(pool, jobs, settings, onError, jobQueueNameFor(tenant)),
   });
 }
 

@@ -32,8 +32,8 @@ export function createSqlStores(
   options: {
     readonly now?: Clock;
     readonly close: () => Promise<void>;
-    /** The backend's durable job queue, shared by the stores of every tenant (`Stores.jobQueue`). */
-    readonly jobQueue?: JobQueueFactory;
+    /** The backend's durable job queue of a tenant's jobs (`Stores.jobQueue` of that tenant's stores). */
+    readonly jobQueueFor?: (tenant: string) => JobQueueFactory;
   },
 ): Stores {
   let closed = false;
@@ -60,7 +60,7 @@ export function createSqlStores(
       log,
       ...guardThreadStores(inner, access, { unclaimedWrites: bound ? "refuse" : "allow" }),
       ...shared,
-      ...(options.jobQueue === undefined ? {} : { jobQueue: options.jobQueue }),
+      ...(options.jobQueueFor === undefined ? {} : { jobQueue: options.jobQueueFor(tenant) }),
       tenant,
       forTenant: (t: string) => bind(t),
       close,
