@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { seeded } from "../../test/support/seeded.js";
 import { ValidationError, VersionConflictError } from "../errors/ledger-error.js";
 import {
   backoffCeiling,
@@ -10,18 +11,6 @@ import {
   type RetryNotice,
   retryOnConflict,
 } from "./retry-policy.js";
-
-/** A small seeded generator (mulberry32): the same seed gives the same numbers in [0, 1). */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** A fake clock that only moves when the policy sleeps (plus `workMs` per attempt), recording the sleeps. */
 function fakeEnvironment(random: () => number, workMs = 0) {

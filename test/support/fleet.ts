@@ -3,6 +3,7 @@
  * balancer: threads advance call by call, each call on a random live worker; optionally workers are SIGKILLed at
  * random moments and replaced. Shared by the fleet test and the fleet benchmark.
  */
+
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { join } from "node:path";
 import type { EngineEvent } from "../../src/engine/engine-events.js";
@@ -12,6 +13,7 @@ import { splitAtReplies } from "../../src/log/reply-batches.js";
 import type { ProviderFormat } from "../../src/render/provider-rules.js";
 import type { FleetCall, FleetLine, FleetWorkerSpec } from "./fleet-worker.js";
 import { repoRoot } from "./repo-root.js";
+import { seeded } from "./seeded.js";
 import { simpleCounter } from "./simple-counter.js";
 import { listTrajectories } from "./trajectories.js";
 
@@ -52,18 +54,6 @@ export interface FleetRun {
   readonly crashes: ReadonlyArray<string>;
   /** Stops the workers (SIGTERM: a graceful close); resolves with their exit codes. */
   stop(): Promise<ReadonlyArray<number | null>>;
-}
-
-/** A small seeded generator (mulberry32), so a run's choices can be repeated. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 class WorkerProcess {
