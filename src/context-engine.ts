@@ -1,6 +1,7 @@
 import { checkpointedLoader } from "./checkpoints/checkpointed-loader.js";
 import { type ContextEngine, createEngine } from "./engine/context-engine.js";
 import type { ContextEngineOptions } from "./engine/engine-options.js";
+import { buildEnginePipelines } from "./engine/engine-pipelines.js";
 
 /**
  * Creates a context engine over a set of stores (see {@link ContextEngine}); options are validated here. When the
@@ -11,5 +12,5 @@ import type { ContextEngineOptions } from "./engine/engine-options.js";
  * const engine = createContextEngine({ stores: createMemoryStores(), budget: { model: "gpt-4o" } });
  */
 export function createContextEngine(options: ContextEngineOptions): ContextEngine {
-  return createEngine(options, checkpointedLoader);
+  return createEngine(options, { makeLoader: checkpointedLoader, buildPipelines: buildEnginePipelines });
 }

@@ -26,7 +26,7 @@ export class CheckpointWriter {
     private readonly current: (threadId: string) => { log: ThreadLog; plan: CompactionPlan } | undefined,
     private readonly onError: (threadId: string, error: unknown) => void,
     /** The memos the engine's strategies declare (what a checkpoint carries of them). */
-    private readonly kinds: ReadonlyArray<StrategyMemo> = [],
+    private readonly kinds: () => Promise<ReadonlyArray<StrategyMemo>> = async () => [],
   ) {}
 
   /** Notes a checkpoint a worker loaded (the next write is only due after a commit or enough growth). */
@@ -69,7 +69,7 @@ export class CheckpointWriter {
     const base = checkpointBase(source);
     if (base !== undefined) {
       // Continue the tail of the last checkpoint stored from this history: only what changed is made and sent.
-      const made = await makeFetching(source, plan, this.kinds, base);
+      const made = await makeFetching(source, plan, await this.kinds(), base);
       if (made?.extending !== undefined) {
         const outcome = await checkpoints.putExtending(made.checkpoint, made.extending);
         if (outcome === "stored") setCheckpointBase(source, made.next);
@@ -79,7 +79,7 @@ export class CheckpointWriter {
         setCheckpointBase(source, undefined);
       }
     }
-    const made = await makeFetching(source, plan, this.kinds, undefined);
+    const made = await makeFetching(source, plan, await this.kinds(), undefined);
     if (made !== undefined && (await checkpoints.put(made.checkpoint))) setCheckpointBase(source, made.next);
   }
 

@@ -105,8 +105,16 @@ export class CheckpointedLoader implements ThreadLoader {
     if (from === "whole") return cache.load(threadId);
     const thread = await cache.load(threadId, {
       partial: true,
-      restore: (version, length) =>
-        loadCheckpointed(stores, counter, memos, threadId, version, length, from === "checkpoint+tail"),
+      restore: async (version, length) =>
+        loadCheckpointed(
+          stores,
+          counter,
+          await memos(),
+          threadId,
+          version,
+          length,
+          from === "checkpoint+tail",
+        ),
     });
     if (thread.checkpointLength !== undefined) {
       this.#writer.loaded(threadId, thread.plan.version, thread.checkpointLength);

@@ -4,22 +4,18 @@
  * inside {@link withEngine}, which waits for background work and closes the database however the command ends.
  */
 import { existsSync } from "node:fs";
-import {
-  type ContextEngine,
-  type ContextEngineOptions,
-  createContextEngine,
-  createTokenBudget,
-  createTokenizer,
-  type EngineListener,
-  type JobOptions,
-  LedgerError,
-  loadPipelineConfig,
-  lookupModel,
-  MODEL_TABLE,
-  NotFoundError,
-  type Sensitivity,
-  type Stores,
-} from "../index.js";
+import { type ContextEngine, createEngine } from "../engine/context-engine.js";
+import type { EngineListener } from "../engine/engine-events.js";
+import type { ContextEngineOptions } from "../engine/engine-options.js";
+import type { EngineParts } from "../engine/engine-setup.js";
+import { cachedLoader } from "../engine/thread-loader.js";
+import { LedgerError, NotFoundError } from "../errors/ledger-error.js";
+import type { JobOptions } from "../jobs/job-options.js";
+import type { Sensitivity } from "../log/message.js";
+import type { Stores } from "../stores/stores.js";
+import { createTokenizer } from "../tokens/create-tokenizer.js";
+import { lookupModel, MODEL_TABLE } from "../tokens/model-table.js";
+import { createTokenBudget } from "../tokens/token-budget.js";
 import { UsageError } from "./cli-args.js";
 import type { CliContext } from "./cli-command.js";
 
@@ -117,27 +113,51 @@ function tokenizerFor(model: string | undefined): Pick<ContextEngineOptions, "to
   }
 }
 
-/** Builds an engine on the stores; a config file is checked here so its errors name the file and field. */
-export function engineOn(
+/**
+ * The engine's parts for a command: a read-only command neither writes nor restores thread checkpoints (it reads
+ * whole logs), so it gets the plain loader; the others the checkpointed one, as `createContextEngine` gives. With a
+ * config file the pipelines are built, and the file checked, at once; without one, when a command first runs them.
+ */
+async function partsFor(choice: EngineChoice): Promise<EngineParts> {
+  const makeLoader =
+    choice.readOnly === true
+      ? cachedLoader
+      : (await import("../checkpoints/checkpointed-loader.js")).checkpointedLoader;
+  if (choice.config === undefined) return { makeLoader };
+  const { buildEnginePipelines } = await import("../engine/engine-pipelines.js");
+  return { makeLoader, buildPipelines: buildEnginePipelines };
+}
+
+/**
+ * Builds an engine on the stores, loading only what the command uses; a config file is checked here so its errors
+ * name the file and field.
+ */
+export async function engineOn(
   stores: Stores,
   choice: EngineChoice,
   reader: { readonly tenant?: string; readonly clearance?: Sensitivity } = {},
-): ContextEngine {
+): Promise<ContextEngine> {
   const configured =
     choice.config === undefined
       ? undefined
-      : loadPipelineConfig(choice.config, { summaryCache: stores.summaries, artifacts: stores.artifacts });
-  return createContextEngine({
-    stores,
-    ...reader,
-    ...tokenizerFor(choice.model),
-    // Every command that compacts passes its own `--budget`; this default only has to be valid.
-    budget: configured?.budget ?? createTokenBudget({ contextWindow: 1_000_000 }),
-    ...(configured === undefined ? {} : { pipeline: configured.config }),
-    ...(choice.ledgerKey === undefined ? {} : { ledgerKey: choice.ledgerKey }),
-    jobs: choice.jobs ?? { work: false },
-    ...(choice.events === undefined ? {} : { events: choice.events }),
-  });
+      : (await import("../compaction/pipeline-config.js")).loadPipelineConfig(choice.config, {
+          summaryCache: stores.summaries,
+          artifacts: stores.artifacts,
+        });
+  return createEngine(
+    {
+      stores,
+      ...reader,
+      ...tokenizerFor(choice.model),
+      // Every command that compacts passes its own `--budget`; this default only has to be valid.
+      budget: configured?.budget ?? createTokenBudget({ contextWindow: 1_000_000 }),
+      ...(configured === undefined ? {} : { pipeline: configured.config }),
+      ...(choice.ledgerKey === undefined ? {} : { ledgerKey: choice.ledgerKey }),
+      jobs: choice.jobs ?? { work: false },
+      ...(choice.events === undefined ? {} : { events: choice.events }),
+    },
+    await partsFor(choice),
+  );
 }
 
 /**
@@ -158,7 +178,7 @@ export async function withEngine<T>(
     // The command's own reads of the stores act for its tenant too, as the engine's do.
     const stores = opened.tenant === reader.tenant ? opened : (opened.forTenant?.(reader.tenant) ?? opened);
     const ledgerKey = ledgerKeyOf(context);
-    engine = engineOn(stores, ledgerKey === undefined ? choice : { ...choice, ledgerKey }, reader);
+    engine = await engineOn(stores, ledgerKey === undefined ? choice : { ...choice, ledgerKey }, reader);
     const result = await work(engine, stores, database);
     await engine.idle();
     return result;

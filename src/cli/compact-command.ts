@@ -4,14 +4,8 @@
  * "over by N" message and commits nothing.
  */
 import { z } from "zod";
-import {
-  type ActionKind,
-  type CompactResult,
-  type ContextEngine,
-  describeFates,
-  type FateCounts,
-  type PlanDiffResult,
-} from "../index.js";
+import type { ActionKind, CompactResult, ContextEngine, FateCounts, PlanDiffResult } from "../index.js";
+import { describeFates } from "../plan/final-states.js";
 import { nonEmpty, positiveInteger } from "./cli-args.js";
 import { defineCommand } from "./cli-command.js";
 import { requireThread, withEngine } from "./cli-engine.js";

@@ -10,14 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { describeTotals, explanationTable } from "../engine/explain.js";
-import {
-  type ContextEngine,
-  type MessageInput,
-  type ProviderFormat,
-  type Stores,
-  ValidationError,
-  validateProviderRequest,
-} from "../index.js";
+import { ValidationError } from "../errors/ledger-error.js";
+import type { ContextEngine, MessageInput, ProviderFormat, Stores } from "../index.js";
+import { validateProviderRequest } from "../render/provider-rules.js";
 import { type CliContext, defineCommand } from "./cli-command.js";
 import { withEngine } from "./cli-engine.js";
 import { printLine } from "./cli-io.js";

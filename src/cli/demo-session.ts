@@ -2,7 +2,10 @@
  * The demo's input: a generated agent session (no shared data needed), split into the part that is ingested as
  * a JSONL file and the turns a harness appends afterwards, one model call each.
  */
-import { exportTranscript, type MessageInput, splitAtReplies, ThreadLog } from "../index.js";
+import type { MessageInput } from "../index.js";
+import { exportTranscript } from "../log/import-jsonl.js";
+import { splitAtReplies } from "../log/reply-batches.js";
+import { ThreadLog } from "../log/thread-log.js";
 import { generateSampleSession } from "../sample/index.js";
 
 /** The session the demo runs. */

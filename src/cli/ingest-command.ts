@@ -5,16 +5,11 @@
  */
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
-import {
-  atTranscriptLine,
-  type ContextEngine,
-  type MessageInput,
-  parseTranscriptLines,
-  type Stores,
-  ThreadLog,
-  ValidationError,
-} from "../index.js";
+import { ValidationError } from "../errors/ledger-error.js";
+import type { ContextEngine, MessageInput, Stores } from "../index.js";
 import { hashMessageContent } from "../log/canonical-json.js";
+import { atTranscriptLine, parseTranscriptLines } from "../log/import-jsonl.js";
+import { ThreadLog } from "../log/thread-log.js";
 import { decodeUtf8 } from "../log/utf8-text.js";
 import { nonEmpty } from "./cli-args.js";
 import { type CliContext, defineCommand } from "./cli-command.js";

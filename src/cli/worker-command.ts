@@ -78,7 +78,7 @@ export const workerCommand = defineCommand({
     };
     try {
       const ledgerKey = ledgerKeyOf(context);
-      const engine = engineOn(stores, {
+      const engine = await engineOn(stores, {
         ...(args.config === undefined ? {} : { config: args.config }),
         ...(args.model === undefined ? {} : { model: args.model }),
         ...(ledgerKey === undefined ? {} : { ledgerKey }),

@@ -186,7 +186,7 @@ async function runJob(core: EngineCore, job: BackgroundJob): Promise<JobOutcome>
     // run read past it (the summarizer's answer is in the summary cache by then).
     const { run, log } = await core.loader.runOn(job.log, job.basePlan, async (log, plan, abandon) => ({
       log,
-      run: await core.full.run({
+      run: await (await core.pipelines()).full.run({
         log,
         plan,
         counter: core.counter,

@@ -3,30 +3,21 @@ import type { PendingJobs } from "../jobs/job-runner.js";
 import type { MessageInput } from "../log/message.js";
 import type { ProviderFormat } from "../render/provider-rules.js";
 import type { ModelUsage } from "../stores/model-call-store.js";
-import { type AppendResult, appendMessages } from "./append-messages.js";
-import {
-  diffThread,
-  explainThread,
-  type PlanDiffResult,
-  type RenderedThread,
-  type RenderOptionsForThread,
-  renderThread,
-} from "./audit-views.js";
+import type { AppendResult } from "./append-messages.js";
+import type { PlanDiffResult, RenderedThread, RenderOptionsForThread } from "./audit-views.js";
 import { pendingJobs } from "./background-jobs.js";
 import type { Calibration } from "./calibration.js";
 import { observed } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
 import { outsideCall } from "./engine-events.js";
 import type { ContextEngineOptions } from "./engine-options.js";
-import { createEngineCore } from "./engine-setup.js";
+import { createEngineCore, type EngineParts } from "./engine-setup.js";
 import type { ExplainFilter, Explanation } from "./explain.js";
-import { locateMessages, type MessageLocations } from "./locate-messages.js";
-import { type CompactOptions, type CompactResult, compactAllThreads, compactThread } from "./maintenance.js";
-import { prepareTurn } from "./prepare-turn.js";
-import { type RecallRequest, type RecallResult, recall } from "./recall.js";
-import { type ReplayResult, replayCall, replayThreadCalls } from "./replay.js";
+import type { MessageLocations } from "./locate-messages.js";
+import type { CompactOptions, CompactResult } from "./maintenance.js";
+import type { RecallRequest, RecallResult } from "./recall.js";
+import type { ReplayResult } from "./replay.js";
 import { checkThreadAccess } from "./thread-access.js";
-import type { LoaderFactory } from "./thread-loader.js";
 import type { PreparedTurn, PrepareTurnOptions } from "./turn-options.js";
 
 /**
@@ -144,10 +135,13 @@ async function recordUsage(core: EngineCore, callId: string, usage: ModelUsage):
 
 /**
  * Creates a context engine over a set of stores with the given way of loading threads (default: the in-process
- * cache and whole logs). The public `createContextEngine` (src/context-engine.ts) picks the loader.
+ * cache and whole logs) and of building its pipelines (default: on first use). The public `createContextEngine`
+ * (src/context-engine.ts) picks the checkpointed loader and builds the pipelines at once; the CLI builds an engine
+ * here that loads neither a strategy nor an operation it does not run. Each operation's module loads on its
+ * first call.
  */
-export function createEngine(options: ContextEngineOptions, makeLoader?: LoaderFactory): ContextEngine {
-  const core = createEngineCore(options, makeLoader);
+export function createEngine(options: ContextEngineOptions, parts: EngineParts = {}): ContextEngine {
+  const core = createEngineCore(options, parts);
   /** Runs `work` once the engine has checked that the thread is its tenant's. */
   const checked =
     <T>(operation: string, work: () => Promise<T>) =>
@@ -157,26 +151,42 @@ export function createEngine(options: ContextEngineOptions, makeLoader?: LoaderF
     };
   return Object.freeze({
     append: (threadId: string, messages: ReadonlyArray<MessageInput>) =>
-      checked("append", () => appendMessages(core, threadId, messages))(threadId),
+      checked("append", async () =>
+        (await import("./append-messages.js")).appendMessages(core, threadId, messages),
+      )(threadId),
     prepareTurn: <F extends ProviderFormat>(threadId: string, o: PrepareTurnOptions<F>) =>
-      checked("prepareTurn", () => prepareTurn(core, threadId, o))(threadId),
+      checked("prepareTurn", async () => (await import("./prepare-turn.js")).prepareTurn(core, threadId, o))(
+        threadId,
+      ),
     recordUsage: (callId: string, usage: ModelUsage) => recordUsage(core, callId, usage),
     calibration: (model: string) => core.calibration.get(model),
-    replay: (callId: string) => replayCall(core, callId),
-    replayThread: (threadId: string) => replayThreadCalls(core, threadId),
+    replay: async (callId: string) => (await import("./replay.js")).replayCall(core, callId),
+    replayThread: async function* (threadId: string) {
+      yield* (await import("./replay.js")).replayThreadCalls(core, threadId);
+    },
     diff: (threadId: string, from: number, to: number) =>
-      checked("diff", () => diffThread(core, threadId, from, to))(threadId),
+      checked("diff", async () => (await import("./audit-views.js")).diffThread(core, threadId, from, to))(
+        threadId,
+      ),
     explain: (threadId: string, o?: { readonly planVersion?: number } & ExplainFilter) =>
-      checked("explain", () => explainThread(core, threadId, o))(threadId),
+      checked("explain", async () => (await import("./audit-views.js")).explainThread(core, threadId, o))(
+        threadId,
+      ),
     locateMessages: (threadId: string, ids: ReadonlyArray<string>) =>
-      checked("locateMessages", () => locateMessages(core, threadId, ids))(threadId),
+      checked("locateMessages", async () =>
+        (await import("./locate-messages.js")).locateMessages(core, threadId, ids),
+      )(threadId),
     render: <F extends ProviderFormat>(threadId: string, o: RenderOptionsForThread<F>) =>
-      checked("render", () => renderThread(core, threadId, o))(threadId),
+      checked("render", async () => (await import("./audit-views.js")).renderThread(core, threadId, o))(
+        threadId,
+      ),
     compact: (threadId: string, o?: CompactOptions) =>
-      checked("compact", () => compactThread(core, threadId, o))(threadId),
-    compactAll: (o?: CompactOptions) => compactAllThreads(core, o),
+      checked("compact", async () => (await import("./maintenance.js")).compactThread(core, threadId, o))(
+        threadId,
+      ),
+    compactAll: async (o?: CompactOptions) => (await import("./maintenance.js")).compactAllThreads(core, o),
     recall: (threadId: string, request: RecallRequest) =>
-      checked("recall", () => recall(core, threadId, request))(threadId),
+      checked("recall", async () => (await import("./recall.js")).recall(core, threadId, request))(threadId),
     idle: async () => {
       // A background run's commit may make the loader write (a checkpoint), and a write never schedules a run.
       await core.jobs.idle();

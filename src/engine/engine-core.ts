@@ -1,4 +1,3 @@
-import type { Pipeline } from "../compaction/pipeline-types.js";
 import type { JobRunner } from "../jobs/job-runner.js";
 import type { PendingCallMode } from "../render/render-prompt.js";
 import type { Stores } from "../stores/stores.js";
@@ -7,6 +6,7 @@ import type { BackgroundJob } from "./background-runs.js";
 import type { CalibrationCache } from "./calibration.js";
 import type { EventSink } from "./engine-events.js";
 import type { EngineSettings } from "./engine-options.js";
+import type { EnginePipelines } from "./engine-pipelines.js";
 import type { RetryEnvironment } from "./retry-policy.js";
 import type { SearchIndexer } from "./search-indexer.js";
 import type { StoredCounter } from "./stored-counter.js";
@@ -45,14 +45,11 @@ export interface EngineCore {
   readonly settings: EngineSettings;
   readonly counter: StoredCounter;
   readonly budget: TokenBudget;
-  /** The pipeline a turn runs (without model strategies when summarization is in the background). */
-  readonly inline: Pipeline;
-  /** The whole pipeline: background runs and maintenance compactions. */
-  readonly full: Pipeline;
-  /** The free reducers of `full` that neither summarize nor externalize: a turn that brings content back runs these. */
-  readonly calm: Pipeline;
-  /** True when turns leave model strategies to background runs. */
-  readonly background: boolean;
+  /**
+   * The pipelines the engine runs (turns, background runs, maintenance), built on first use unless the engine was
+   * created with them; a read never asks for them.
+   */
+  readonly pipelines: () => Promise<EnginePipelines>;
   readonly pendingCalls: PendingCallMode;
   readonly events: EventSink;
   /** Where operations get threads from (the in-process cache, thread checkpoints, the stores). */

@@ -1,16 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { DEFAULT_PIPELINE_CONFIG } from "../compaction/default-pipeline.js";
-import { createPipeline } from "../compaction/pipeline.js";
-import {
-  type PipelineConfig,
-  type PipelineDependencies,
-  pipelineFromConfig,
-  withStrategies,
-} from "../compaction/pipeline-config.js";
-import type { Pipeline } from "../compaction/pipeline-types.js";
 import { ValidationError } from "../errors/ledger-error.js";
+import type { PendingCallMode } from "../render/render-prompt.js";
 import type { Stores } from "../stores/stores.js";
-import { memosOf } from "../strategies/strategy-memo.js";
 import { createTokenizer } from "../tokens/create-tokenizer.js";
 import { createMessageCounter } from "../tokens/message-counter.js";
 import { lookupModel } from "../tokens/model-table.js";
@@ -27,104 +18,12 @@ import { reportError } from "./compaction-steps.js";
 import { type EngineCore, ThreadLocks } from "./engine-core.js";
 import { createEventSink } from "./engine-events.js";
 import { type ContextEngineOptions, type EngineSettings, parseEngineOptions } from "./engine-options.js";
+import type { BuiltPipelines, EnginePipelines } from "./engine-pipelines.js";
 import { SYSTEM_RETRY_ENVIRONMENT } from "./retry-policy.js";
 import { SearchIndexer } from "./search-indexer.js";
 import { createStoredCounter } from "./stored-counter.js";
 import { ThreadCache } from "./thread-cache.js";
 import { cachedLoader, type LoaderFactory } from "./thread-loader.js";
-
-interface Pipelines {
-  readonly full: Pipeline;
-  readonly inline: Pipeline;
-  /** Free reducers only (no summary, no new artifact): the pipeline of a turn that rehydrates. */
-  readonly calm: Pipeline;
-  readonly budget?: TokenBudget;
-  /** True when the engine built the pipeline and its summarizer runs in process (no model call). */
-  readonly localSummaries: boolean;
-}
-
-function isPipeline(value: unknown): value is Pipeline {
-  return typeof (value as Pipeline | undefined)?.run === "function";
-}
-
-/** Whether a strategy may run on a turn that brings content back: free, and neither summarizing nor externalizing. */
-function calmStrategy(s: { readonly cost: string; readonly kinds: ReadonlyArray<string> }): boolean {
-  return s.cost === "free" && !s.kinds.includes("summarize") && !s.kinds.includes("externalize");
-}
-
-/** `full` without the strategies a rehydrating turn must not run (see `calmStrategy`). */
-function calmOnly(full: Pipeline): Pipeline {
-  if (full.strategies.every(calmStrategy)) return full;
-  const calm = full.strategies.filter(calmStrategy);
-  return full.withStrategies?.(calm) ?? createPipeline({ strategies: calm, pendingCalls: full.pendingCalls });
-}
-
-/** A pipeline with only the free strategies of `full`, for turns that leave model strategies to the background. */
-function freeOnly(full: Pipeline): Pipeline {
-  if (!full.strategies.some((s) => s.cost === "model")) return full;
-  const free = full.strategies.filter((s) => s.cost === "free");
-  return full.withStrategies?.(free) ?? createPipeline({ strategies: free, pendingCalls: full.pendingCalls });
-}
-
-function buildPipelines(options: ContextEngineOptions, settings: EngineSettings): Pipelines {
-  if (isPipeline(options.pipeline)) {
-    const mode = options.pipeline.pendingCalls;
-    if (settings.pendingCalls !== undefined && settings.pendingCalls !== mode) {
-      throw new ValidationError(
-        `option pendingCalls is ${JSON.stringify(settings.pendingCalls)} but the given pipeline renders pending calls as ${JSON.stringify(mode)}: the request and its replay must render them the same way`,
-        { field: "pendingCalls" },
-      );
-    }
-    const inline = options.inlinePipeline ?? freeOnly(options.pipeline);
-    if (inline.pendingCalls !== mode) {
-      throw new ValidationError("inlinePipeline must render pending calls like pipeline", {
-        field: "inlinePipeline",
-      });
-    }
-    return { full: options.pipeline, inline, calm: calmOnly(options.pipeline), localSummaries: false };
-  }
-  const deps: PipelineDependencies = {
-    summaryCache: options.stores.summaries,
-    artifacts: options.stores.artifacts,
-    tenant: settings.tenant,
-    ...(options.summarizer === undefined ? {} : { summarizer: options.summarizer }),
-  };
-  // The engine's pendingCalls option wins over the config's: the pipeline renders the request with it, and
-  // replay and render must use the very same mode.
-  const base = options.pipeline ?? DEFAULT_PIPELINE_CONFIG;
-  const config =
-    settings.pendingCalls === undefined ? base : { ...base, pendingCalls: settings.pendingCalls };
-  const configured = pipelineFromConfig(config, deps);
-  const summarizer = options.summarizer;
-  const kind = configured.config.summarizer?.kind ?? "extractive";
-  const full = configured.pipeline;
-  const free = (config: PipelineConfig): PipelineConfig =>
-    withStrategies(
-      config,
-      config.strategies.filter((_, i) => full.strategies[i]?.cost !== "model"),
-    );
-  const inline =
-    options.inlinePipeline ??
-    (full.strategies.some((s) => s.cost === "model")
-      ? pipelineFromConfig(free(configured.config), deps).pipeline
-      : full);
-  const calm = full.strategies.every(calmStrategy)
-    ? full
-    : pipelineFromConfig(
-        withStrategies(
-          configured.config,
-          configured.config.strategies.filter((_, i) => calmStrategy(full.strategies[i]!)),
-        ),
-        deps,
-      ).pipeline;
-  return {
-    full,
-    inline,
-    calm,
-    localSummaries: summarizer === undefined ? kind === "extractive" : summarizer.local === true,
-    ...(configured.budget === undefined ? {} : { budget: configured.budget }),
-  };
-}
 
 /**
  * Builds a budget from any {@link BudgetInput}: a `TokenBudget` or budget options (a budget passes its own schema
@@ -150,23 +49,59 @@ function storesFor(stores: Stores, tenant: string): Stores {
   return stores.forTenant(tenant);
 }
 
+/**
+ * How an engine gets its pipelines: `buildEnginePipelines` (from `./engine-pipelines.js`) when the caller imports it
+ * and so builds them, and checks a pipeline config, at creation; without one, on the first operation that runs a
+ * pipeline. A command that only reads (render, explain, replay) then never loads a strategy.
+ */
+export type PipelineBuilder = (options: ContextEngineOptions, settings: EngineSettings) => BuiltPipelines;
+
+/** What `createEngineCore` is given besides the options. */
+export interface EngineParts {
+  /** Creates the engine's thread loader (default `cachedLoader`). */
+  readonly makeLoader?: LoaderFactory;
+  /**
+   * Builds the pipelines at creation. Absent: they are built on first use, and the engine then takes its budget
+   * from option `budget` only (a pipeline config's own budget is read with the config).
+   */
+  readonly buildPipelines?: PipelineBuilder;
+}
+
+/** How a pipeline built later renders pending calls, from what the options say (the pipeline's own default: stub). */
+function pendingCallsOf(options: ContextEngineOptions, settings: EngineSettings): PendingCallMode {
+  const given = options.pipeline as { readonly pendingCalls?: PendingCallMode } | undefined;
+  return settings.pendingCalls ?? given?.pendingCalls ?? "stub";
+}
+
 /** Validates the options and wires the shared parts of an engine. */
-export function createEngineCore(
-  options: ContextEngineOptions,
-  makeLoader: LoaderFactory = cachedLoader,
-): EngineCore {
+export function createEngineCore(options: ContextEngineOptions, parts: EngineParts = {}): EngineCore {
   const settings = parseEngineOptions(options);
   const stores = storesFor(options.stores, settings.tenant);
-  const pipelines = buildPipelines(options, settings);
+  const built = parts.buildPipelines?.(options, settings);
   // The type demands one of them; plain JavaScript callers are checked here.
-  const budgetSource = ("budget" in options ? options.budget : undefined) ?? pipelines.budget;
+  const budgetSource = ("budget" in options ? options.budget : undefined) ?? built?.budget;
   if (budgetSource === undefined) {
     throw new ValidationError("the engine needs a budget (option budget, or one in the pipeline config)", {
       field: "budget",
     });
   }
   const budget = toBudget(budgetSource);
-  const mode = settings.summarization ?? (pipelines.localSummaries ? "inline" : "background");
+  const pendingCalls = built?.full.pendingCalls ?? pendingCallsOf(options, settings);
+  let pipelines: Promise<EnginePipelines> | undefined =
+    built === undefined ? undefined : Promise.resolve(built);
+  const pipelinesNow = (): Promise<EnginePipelines> => {
+    pipelines ??= import("./engine-pipelines.js").then(({ buildEnginePipelines }) => {
+      const later = buildEnginePipelines(options, settings);
+      if (later.full.pendingCalls !== pendingCalls) {
+        throw new ValidationError(
+          `the pipeline renders pending calls as ${JSON.stringify(later.full.pendingCalls)} but the engine was created rendering them as ${JSON.stringify(pendingCalls)}; set option pendingCalls`,
+          { field: "pendingCalls" },
+        );
+      }
+      return later;
+    });
+    return pipelines;
+  };
   const model =
     budget.model !== undefined && lookupModel(budget.model) !== undefined ? budget.model : undefined;
   const inner =
@@ -184,25 +119,21 @@ export function createEngineCore(
       : typeof options.events === "function"
         ? [options.events]
         : options.events;
-  // What a thread checkpoint carries of the strategies' memos, as the strategies declare it.
-  const memos = memosOf([...pipelines.full.strategies, ...pipelines.inline.strategies]);
   const cache = new ThreadCache(stores, counter, settings.cacheThreads);
   const core: EngineCore = {
     stores,
     settings,
     counter,
     budget,
-    inline: mode === "inline" ? pipelines.full : pipelines.inline,
-    full: pipelines.full,
-    calm: pipelines.calm,
-    background: mode === "background" && pipelines.inline !== pipelines.full,
-    pendingCalls: pipelines.full.pendingCalls,
+    pipelines: pipelinesNow,
+    pendingCalls,
     events: createEventSink(listeners, now),
-    loader: makeLoader({
+    loader: (parts.makeLoader ?? cachedLoader)({
       stores,
       counter,
       cache,
-      memos,
+      // What a thread checkpoint carries of the strategies' memos, as the strategies declare it.
+      memos: async () => (await pipelinesNow()).memos,
       onError: (threadId, error) => reportError(core, "checkpoint", threadId, error),
     }),
     calibration: new CalibrationCache(stores.calls, settings.calibration, now),

@@ -81,7 +81,7 @@ async function compactOnce(
     calibrationRatio: 1,
   });
   const { log, plan } = state;
-  const run = await core.full.run({
+  const run = await (await core.pipelines()).full.run({
     log,
     plan,
     counter: core.counter,

@@ -128,7 +128,10 @@ async function runTurn<F extends ProviderFormat>(
   };
   // A durable queue holds the job before the turn returns, so it outlives a worker that exits right after.
   const scheduled =
-    core.background && !waited && result.report.triggered && (await scheduleBackground(core, job, turnDone));
+    (await core.pipelines()).background &&
+    !waited &&
+    result.report.triggered &&
+    (await scheduleBackground(core, job, turnDone));
   try {
     return await finishTurn(core, state, turn.input, request, {
       result,
@@ -183,18 +186,20 @@ async function compactTurn<F extends ProviderFormat>(
     reportSteps(core, "prepareTurn", threadId, out.report);
     return out;
   };
+  const pipelines = await core.pipelines();
   let result: PipelineResult | undefined;
   if (turn.input.inputs.rehydrated.length > 0) {
-    result = await run(core.calm);
+    result = await run(pipelines.calm);
     if (!result.ok && result.error instanceof BudgetInfeasibleError && rehydration.artifacts.length > 0) {
       rehydration = leftOut(rehydration);
       turn = withRehydration(input, calibrated, rehydration);
       result = undefined;
     }
   }
-  result ??= await run(core.inline);
-  const waited = !result.ok && result.error instanceof BudgetInfeasibleError && core.inline !== core.full;
-  if (waited) result = await run(core.full);
+  result ??= await run(pipelines.inline);
+  const waited =
+    !result.ok && result.error instanceof BudgetInfeasibleError && pipelines.inline !== pipelines.full;
+  if (waited) result = await run(pipelines.full);
   if (!result.ok) throw result.error;
   announceRehydration(core, threadId, input.inputs.rehydrated, rehydration);
   return { result, rehydration, turn, waited };

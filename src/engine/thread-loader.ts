@@ -79,8 +79,8 @@ export interface LoaderParts {
   readonly counter: StoredCounter;
   /** The engine's in-process cache of recently used threads. */
   readonly cache: ThreadCache;
-  /** The memos the engine's strategies declare (`Strategy.memo`). */
-  readonly memos: ReadonlyArray<StrategyMemo>;
+  /** The memos the engine's strategies declare (`Strategy.memo`), once its pipelines are built. */
+  readonly memos: () => Promise<ReadonlyArray<StrategyMemo>>;
   /** Reports a failure of the loader's own background work as an engine `error` event. */
   readonly onError: (threadId: string, error: unknown) => void;
 }
