@@ -6,7 +6,9 @@
  * SQLite file and compacted once (so explain, render and replay have cleared and summarized messages to show).
  *
  * Each round runs the floor and every variant once, in a shuffled order; the ratio is taken per round, then the
- * median over rounds (a neighbour's burst moves one round, not the median).
+ * median over rounds (a neighbour's burst moves one round, not the median). Where `NODE_EXTRA_CA_CERTS` is set
+ * (it makes every Node process, `node -e 0` included, parse a certificate bundle at start) the warm bundle also
+ * runs without it, against a floor without it: the figure a machine that does not set it sees.
  *
  * `--instructions` also counts the instructions of one warm run of each command and of `node -e 0` under
  * valgrind (callgrind): a figure a busy machine does not move, for comparing changes when wall time is too noisy.
@@ -35,11 +37,25 @@ const db = join(work, "ledger.db");
 const cacheDir = join(work, "cache");
 mkdirSync(cacheDir, { mode: 0o700 });
 
-function run(args: ReadonlyArray<string>, env: Record<string, string> = {}): string {
-  const result = spawnSync(process.execPath, args, {
-    encoding: "utf8",
-    env: { ...process.env, CONTEXT_LEDGER_CACHE_DIR: cacheDir, ...env },
-  });
+/**
+ * Node reads the certificates `NODE_EXTRA_CA_CERTS` names (and builds its root store) at the start of every
+ * process, before any script: where it is set (this sandbox sets it to the system bundle) it makes `node -e 0`
+ * itself some 40 ms slower and every ratio smaller. The variants marked "no extra CA" run the command and their own
+ * floor without it, as on a machine that does not set it.
+ */
+const EXTRA_CA = process.env.NODE_EXTRA_CA_CERTS !== undefined && process.env.NODE_EXTRA_CA_CERTS !== "";
+
+function environment(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { ...process.env, CONTEXT_LEDGER_CACHE_DIR: cacheDir };
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) delete out[name];
+    else out[name] = value;
+  }
+  return out;
+}
+
+function run(args: ReadonlyArray<string>, env: Record<string, string | undefined> = {}): string {
+  const result = spawnSync(process.execPath, args, { encoding: "utf8", env: environment(env) });
   if (result.status !== 0) throw new Error(`${args.join(" ")} exited ${result.status}: ${result.stderr}`);
   return result.stdout;
 }
@@ -68,17 +84,34 @@ const COMMANDS: ReadonlyArray<{ readonly name: string; readonly args: ReadonlyAr
   { name: "replay --verify", args: ["replay", "--call", prepared.callId, "--verify", "--db", db] },
   { name: "diff", args: ["diff", "--thread", "t", "0", "1", "--db", db] },
 ];
+const NO_EXTRA_CA = { NODE_EXTRA_CA_CERTS: undefined };
 const VARIANTS: ReadonlyArray<{
   readonly name: string;
   readonly entry: string;
-  readonly env: Record<string, string>;
+  readonly env: Record<string, string | undefined>;
+  /** The floor the variant is divided by: `node -e 0` in the same environment. */
+  readonly floor: "floor" | "floor, no extra CA";
 }> = [
-  { name: "bundle, cache warm", entry: bin, env: {} },
-  { name: "bundle, cache off", entry: bin, env: { CONTEXT_LEDGER_CACHE: "off" } },
-  { name: "unbundled, cache off", entry: unbundled, env: { CONTEXT_LEDGER_CACHE: "off" } },
+  { name: "bundle, cache warm", entry: bin, env: {}, floor: "floor" },
+  { name: "bundle, cache off", entry: bin, env: { CONTEXT_LEDGER_CACHE: "off" }, floor: "floor" },
+  { name: "unbundled, cache off", entry: unbundled, env: { CONTEXT_LEDGER_CACHE: "off" }, floor: "floor" },
+  ...(EXTRA_CA
+    ? [
+        {
+          name: "bundle, cache warm, no extra CA",
+          entry: bin,
+          env: NO_EXTRA_CA,
+          floor: "floor, no extra CA" as const,
+        },
+      ]
+    : []),
+];
+const FLOORS: ReadonlyArray<{ readonly name: string; readonly env: Record<string, string | undefined> }> = [
+  { name: "floor", env: {} },
+  ...(EXTRA_CA ? [{ name: "floor, no extra CA", env: NO_EXTRA_CA }] : []),
 ];
 
-function timed(args: ReadonlyArray<string>, env: Record<string, string> = {}): number {
+function timed(args: ReadonlyArray<string>, env: Record<string, string | undefined> = {}): number {
   const start = performance.now();
   run(args, env);
   return performance.now() - start;
@@ -103,26 +136,28 @@ interface Row {
 }
 
 const rows: Row[] = [];
-const floorTimes: number[] = [];
+const floorTimes = new Map<string, number[]>(FLOORS.map((f) => [f.name, []]));
 for (const command of COMMANDS) {
   for (const v of VARIANTS) run([v.entry, ...command.args], v.env); // warm-up: fills the cache, the page cache
   const times = new Map<string, number[]>(VARIANTS.map((v) => [v.name, []]));
   const ratios = new Map<string, number[]>(VARIANTS.map((v) => [v.name, []]));
   for (let round = 0; round < ROUNDS; round++) {
-    const order = shuffled(["floor", ...VARIANTS.map((v) => v.name)], round + 1);
+    const order = shuffled([...FLOORS.map((f) => f.name), ...VARIANTS.map((v) => v.name)], round + 1);
     const took = new Map<string, number>();
     for (const name of order) {
       const variant = VARIANTS.find((v) => v.name === name);
+      const floor = FLOORS.find((f) => f.name === name);
       took.set(
         name,
-        variant === undefined ? timed(["-e", "0"]) : timed([variant.entry, ...command.args], variant.env),
+        variant === undefined
+          ? timed(["-e", "0"], floor!.env)
+          : timed([variant.entry, ...command.args], variant.env),
       );
     }
-    const floor = took.get("floor")!;
-    floorTimes.push(floor);
+    for (const f of FLOORS) floorTimes.get(f.name)!.push(took.get(f.name)!);
     for (const v of VARIANTS) {
       times.get(v.name)!.push(took.get(v.name)!);
-      ratios.get(v.name)!.push(took.get(v.name)! / floor);
+      ratios.get(v.name)!.push(took.get(v.name)! / took.get(v.floor)!);
     }
   }
   for (const v of VARIANTS) {
@@ -135,10 +170,15 @@ for (const command of COMMANDS) {
   }
 }
 
-const floor = summarize(floorTimes);
+const floor = summarize(floorTimes.get("floor")!);
+const cleanTimes = floorTimes.get("floor, no extra CA");
+const clean = cleanTimes === undefined ? undefined : summarize(cleanTimes);
 console.log(
   `CLI start-up on ${trajectory.name} (${explained.logSeq} messages, compacted to ${budget} tokens), ` +
-    `${ROUNDS} rounds; node -e 0: ${ms(floor.median)} ms (${ms(floor.min)}–${ms(floor.max)})`,
+    `${ROUNDS} rounds; node -e 0: ${ms(floor.median)} ms (${ms(floor.min)}–${ms(floor.max)})` +
+    (clean === undefined
+      ? ""
+      : `; without NODE_EXTRA_CA_CERTS: ${ms(clean.median)} ms (${ms(clean.min)}–${ms(clean.max)})`),
 );
 console.log("| command | variant | ms median (min–max) | × node -e 0 (median of rounds) |");
 console.log("|---|---|---:|---:|");
@@ -148,11 +188,14 @@ for (const r of rows) {
   );
 }
 /** Instructions (millions) of one run under callgrind, or undefined when valgrind is not installed. */
-function instructions(args: ReadonlyArray<string>): number | undefined {
+function instructions(
+  args: ReadonlyArray<string>,
+  env: Record<string, string | undefined> = {},
+): number | undefined {
   const result = spawnSync(
     "valgrind",
     ["--tool=callgrind", "--callgrind-out-file=/dev/null", process.execPath, ...args],
-    { encoding: "utf8", env: { ...process.env, CONTEXT_LEDGER_CACHE_DIR: cacheDir } },
+    { encoding: "utf8", env: environment(env) },
   );
   const refs = /I\s+refs:\s+([\d,]+)/.exec(result.stderr ?? "")?.[1];
   return result.error !== undefined || refs === undefined
@@ -160,27 +203,50 @@ function instructions(args: ReadonlyArray<string>): number | undefined {
     : Number(refs.replaceAll(",", "")) / 1e6;
 }
 
-const counted: Array<{ readonly command: string; readonly millions: number; readonly ratio: number }> = [];
+const counted: Array<{
+  readonly command: string;
+  readonly millions: number;
+  readonly ratio: number;
+  readonly withoutExtraCa?: { readonly millions: number; readonly ratio: number };
+}> = [];
 if (INSTRUCTIONS) {
   const base = instructions(["-e", "0"]);
+  const cleanBase = EXTRA_CA ? instructions(["-e", "0"], NO_EXTRA_CA) : undefined;
   if (base === undefined) {
     console.log("\n--instructions: valgrind is not installed, no instruction counts");
   } else {
     for (const command of COMMANDS) {
       const millions = instructions([bin, ...command.args]);
-      if (millions !== undefined) counted.push({ command: command.name, millions, ratio: millions / base });
+      const cleanMillions =
+        cleanBase === undefined ? undefined : instructions([bin, ...command.args], NO_EXTRA_CA);
+      if (millions === undefined) continue;
+      counted.push({
+        command: command.name,
+        millions,
+        ratio: millions / base,
+        ...(cleanMillions === undefined || cleanBase === undefined
+          ? {}
+          : { withoutExtraCa: { millions: cleanMillions, ratio: cleanMillions / cleanBase } }),
+      });
     }
+    const cleanHead =
+      cleanBase === undefined ? "" : ` | without NODE_EXTRA_CA_CERTS (node -e 0: ${cleanBase.toFixed(0)} M)`;
     console.log(`\nInstructions of one warm run (callgrind; node -e 0: ${base.toFixed(0)} M)`);
-    console.log("| command | instructions | × node -e 0 |");
-    console.log("|---|---:|---:|");
-    for (const c of counted)
-      console.log(`| ${c.command} | ${c.millions.toFixed(0)} M | ${c.ratio.toFixed(2)}× |`);
+    console.log(`| command | instructions | × node -e 0${cleanHead} |`);
+    console.log(`|---|---:|---:${cleanBase === undefined ? "" : "|---:"}|`);
+    for (const c of counted) {
+      const cleanCell =
+        c.withoutExtraCa === undefined
+          ? ""
+          : ` | ${c.withoutExtraCa.millions.toFixed(0)} M (${c.withoutExtraCa.ratio.toFixed(2)}×)`;
+      console.log(`| ${c.command} | ${c.millions.toFixed(0)} M | ${c.ratio.toFixed(2)}×${cleanCell} |`);
+    }
   }
 }
 
 mkdirSync(join(repoRoot, "benchmarks/results"), { recursive: true });
 writeFileSync(
   join(repoRoot, "benchmarks/results/cli.json"),
-  `${JSON.stringify({ trajectory: trajectory.name, messages: explained.logSeq, budget, rounds: ROUNDS, floor, rows, instructions: counted }, null, 2)}\n`,
+  `${JSON.stringify({ trajectory: trajectory.name, messages: explained.logSeq, budget, rounds: ROUNDS, floor, ...(clean === undefined ? {} : { floorWithoutExtraCa: clean }), rows, instructions: counted }, null, 2)}\n`,
 );
 rmSync(work, { recursive: true, force: true });
