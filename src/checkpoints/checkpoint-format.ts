@@ -13,7 +13,7 @@
  * the tail of the last one stored from it (written or restored here): it adds only what changed, without
  * reading the stored tail.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { ThreadLog } from "../log/thread-log.js";
 import type { CompactionPlan } from "../plan/compaction-plan.js";
 import type { CheckpointKey } from "../stores/checkpoint-store.js";

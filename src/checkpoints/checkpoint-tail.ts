@@ -11,7 +11,7 @@
  * actions' deferred fields — and the store appends it to the stored tail (`CheckpointStore.putExtending`), so
  * the engine neither reads nor writes the old tail again: a checkpoint per commit costs what changed.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { CheckpointUnfitError, MessageNotLoadedError } from "../errors/ledger-error.js";
 import { forEachAbsentSeq, inRuns } from "../log/history-store.js";
 import type { CheckpointStore, ThreadCheckpoint } from "../stores/checkpoint-store.js";

@@ -3,7 +3,7 @@
  * followed by one zod schema per command, so every rule about a flag's value lives in a schema and every error
  * names the flag.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { ValidationError } from "../errors/ledger-error.js";
 
 /** A flag a command accepts. */

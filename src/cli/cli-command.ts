@@ -3,7 +3,7 @@
  * same declaration, and a `run` that receives validated arguments. The dispatcher in `cli.ts` only sees
  * {@link Command}.
  */
-import type { z } from "zod";
+import type * as z from "zod";
 import {
   type FlagTable,
   GLOBAL_FLAGS,

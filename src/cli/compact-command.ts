@@ -3,7 +3,7 @@
  * request has at most TOKENS tokens, and commits the plan. A budget nothing can meet fails with the engine's
  * "over by N" message and commits nothing.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { ActionKind, CompactResult, ContextEngine, FateCounts, PlanDiffResult } from "../index.js";
 import { describeFates } from "../plan/final-states.js";
 import { nonEmpty, positiveInteger } from "./cli-args.js";

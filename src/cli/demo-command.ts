@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { describeTotals, explanationTable } from "../engine/explain.js";
 import { ValidationError } from "../errors/ledger-error.js";
 import type { ContextEngine, MessageInput, ProviderFormat, Stores } from "../index.js";

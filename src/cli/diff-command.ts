@@ -2,7 +2,7 @@
  * `diff --thread ID FROM TO`: what changed between two plan versions, message by message in log order, with
  * the strategy and reason on each side.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { Stores } from "../index.js";
 import { nonEmpty } from "./cli-args.js";
 import { defineCommand } from "./cli-command.js";

@@ -3,7 +3,7 @@
  * package ships, or `main.ts` under tsx): the per-user cache is wired in, then the command runs. Tests call
  * `runCli` directly and so run without the cache.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { flushCountStores } from "../tokens/count-store.js";
 import { useVocabularyCache } from "../tokens/vocabulary-cache.js";
 import { runCli } from "./cli.js";

@@ -2,7 +2,7 @@
  * `explain --thread ID [--plan VERSION]`: a table of every message under a plan version: kept, cleared,
  * summarized, externalized or dropped, its tokens, and the strategy and reason behind it.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { ExplainFilter } from "../engine/explain.js";
 import { describeTotals, explanationTable } from "../engine/explain.js";
 import type { ContextEngine, Explanation } from "../index.js";

@@ -4,7 +4,7 @@
  * role, a result without its call) fails the whole file with its line number and leaves the thread as it was.
  */
 import { readFile } from "node:fs/promises";
-import { z } from "zod";
+import * as z from "zod";
 import { ValidationError } from "../errors/ledger-error.js";
 import type { ContextEngine, MessageInput, Stores } from "../index.js";
 import { hashMessageContent } from "../log/canonical-json.js";

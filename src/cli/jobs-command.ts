@@ -3,7 +3,7 @@
  * the database's durable queue (PostgreSQL); a SQLite database runs its jobs in the process that queued them, so
  * none outlives it and the counts are zero.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { nonEmpty } from "./cli-args.js";
 import { defineCommand } from "./cli-command.js";
 import { withEngine } from "./cli-engine.js";

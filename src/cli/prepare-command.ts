@@ -3,7 +3,7 @@
  * needed, commits, renders, records the call and prints `{"callId", "request", "stats"}` as JSON; the call id
  * is what `replay --call` takes.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { formatName, nonEmpty, positiveInteger } from "./cli-args.js";
 import { defineCommand } from "./cli-command.js";
 import { requireThread, withEngine } from "./cli-engine.js";

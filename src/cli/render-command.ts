@@ -3,7 +3,7 @@
  * committed plan version gives, as JSON on stdout (OpenAI: `{"messages": […]}`; Anthropic:
  * `{"system": …, "messages": […]}`; Responses: `{"instructions": …, "input": […]}`).
  */
-import { z } from "zod";
+import * as z from "zod";
 import { formatName, nonEmpty, planVersion } from "./cli-args.js";
 import { defineCommand } from "./cli-command.js";
 import { requireThread, withEngine } from "./cli-engine.js";

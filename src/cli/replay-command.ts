@@ -6,7 +6,7 @@
  * request }`. The replay always checks the ledger chains up to the call (docs/decisions/0018), with the key in
  * `CONTEXT_LEDGER_LEDGER_KEY` when the database was written with one.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { ReplayResult } from "../index.js";
 import { nonEmpty } from "./cli-args.js";
 import { defineCommand } from "./cli-command.js";

@@ -3,7 +3,7 @@
  * recorded model call against its budget, the request each call sent beside the log messages it hid, plan
  * versions and a search ("where did X go?"). The report module loads only when this command runs.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { nonEmpty } from "./cli-args.js";
 import { defineCommand } from "./cli-command.js";
 import { withEngine } from "./cli-engine.js";

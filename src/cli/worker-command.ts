@@ -3,7 +3,7 @@
  * background jobs (summaries) of a PostgreSQL database's durable queue until SIGINT or SIGTERM, then closes
  * gracefully: it takes no new job, lets running ones finish within `--grace` milliseconds and leaves the rest queued.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { EngineEvent } from "../index.js";
 import { nonEmpty, positiveInteger, UsageError } from "./cli-args.js";
 import { defineCommand } from "./cli-command.js";

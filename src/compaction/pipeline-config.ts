@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { extname } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { LedgerError, ValidationError } from "../errors/ledger-error.js";
 import type { ArtifactStore } from "../stores/artifact-store.js";
 import type { SummaryCache } from "../stores/summary-cache.js";

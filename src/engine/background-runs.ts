@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { PipelineSuccess } from "../compaction/pipeline-types.js";
 import { ValidationError, VersionConflictError } from "../errors/ledger-error.js";
 import type { JobObserver, JobOutcome } from "../jobs/job-runner.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { PipelineConfig } from "../compaction/pipeline-config.js";
 import type { Pipeline } from "../compaction/pipeline-types.js";
 import { ValidationError } from "../errors/ledger-error.js";

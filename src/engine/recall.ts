@@ -6,7 +6,7 @@
  * sent as that call's result, which then lives in the log like any other.
  */
 
-import { z } from "zod";
+import * as z from "zod";
 import { AccessDeniedError, ClearanceError, NotFoundError, ValidationError } from "../errors/ledger-error.js";
 import { deepFreeze } from "../log/deep-freeze.js";
 import { type LogView, toolNameOfResult } from "../log/log-view.js";

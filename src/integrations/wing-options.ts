@@ -3,7 +3,7 @@
  * format, model, budget, onTurn) and one way to refuse bad ones — an unknown key (`budjet`) or a wrong type fails
  * when the helper is made, not at the first model call, with a `ValidationError` naming the field.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { type ContextEngine, type PreparedTurn, ValidationError } from "../index.js";
 
 const FORMATS = ["openai", "responses", "anthropic"] as const;

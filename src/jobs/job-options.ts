@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { JobQueueSettings } from "../stores/job-queue.js";
 import type { JobRunnerKind } from "./job-runner.js";
 

@@ -3,7 +3,7 @@
  * `shared/data/trajectories` (see `transcript-line-schema.ts`).
  */
 import { readFileSync } from "node:fs";
-import type { z } from "zod";
+import type * as z from "zod";
 import { ValidationError } from "../errors/ledger-error.js";
 import type { Message, MessageInput, MessageMeta, Part, ToolCallPart } from "./message.js";
 import { formatIssuePath } from "./message-schema.js";

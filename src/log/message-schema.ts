@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { MessageInput } from "./message.js";
 
 /** The longest id accepted (message, artifact, tenant…), in UTF-16 code units. */

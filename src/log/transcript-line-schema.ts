@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** One tool call on an assistant transcript line; `arguments` is the JSON-encoded string, kept verbatim. */
 export interface TranscriptToolCall {

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { ValidationError } from "../errors/ledger-error.js";
 import { canonicalJson } from "../log/canonical-json.js";
 import { formatIssuePath } from "../log/message-schema.js";

@@ -4,7 +4,7 @@
  * it adds, not the whole plan (a long thread's plan names every compacted id). Shared by the SQLite and PostgreSQL
  * plan stores; the memory store keeps plan objects and only shares the extension check (`plan-store.ts`).
  */
-import { z } from "zod";
+import * as z from "zod";
 import { ValidationError } from "../errors/ledger-error.js";
 import { canonicalJson } from "../log/canonical-json.js";
 import { deepFreeze } from "../log/deep-freeze.js";

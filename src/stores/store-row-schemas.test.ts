@@ -1,5 +1,5 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
-import type { z } from "zod";
+import type * as z from "zod";
 import { ValidationError } from "../errors/ledger-error.js";
 import type { Message } from "../log/message.js";
 import type { ArtifactMeta } from "./artifact-store.js";

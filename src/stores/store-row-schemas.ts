@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { ValidationError } from "../errors/ledger-error.js";
 import { formatIssuePath, idSchema, metaSchema, partSchema } from "../log/message-schema.js";
 

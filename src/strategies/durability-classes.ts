@@ -3,7 +3,7 @@
  * else the class configured for its tool, else the built-in class of its tool's name) and the order in which the
  * hard fallback gives up groups by class.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { type Group, isReasoningOnly } from "../log/groups.js";
 import { type LogView, toolNameOfResult } from "../log/log-view.js";
 import type { Durability, Message } from "../log/message.js";

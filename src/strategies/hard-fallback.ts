@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { BudgetInfeasibleError } from "../errors/ledger-error.js";
 import type { Group } from "../log/groups.js";
 import { countBelow } from "../log/history-store.js";

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import { ValidationError } from "../errors/ledger-error.js";
 import { formatIssuePath } from "../log/message-schema.js";
 

@@ -4,7 +4,7 @@
  * request. The excerpt is recorded in a clear action, so a replay shows the same bytes.
  */
 
-import { z } from "zod";
+import * as z from "zod";
 import type { LogView } from "../log/log-view.js";
 import type { Message, Part } from "../log/message.js";
 import type { ClearExcerpt, ClearRecord, PlanAction } from "../plan/compaction-plan.js";

@@ -5,7 +5,7 @@
  * thinking blocks itself, and validates only the tool-use loop in progress), so older thinking is paid for and
  * unused.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { LogView } from "../log/log-view.js";
 import type { Message } from "../log/message.js";
 import type { ClearPartRef, PlanAction } from "../plan/compaction-plan.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Group } from "../log/groups.js";
 import type { LogView } from "../log/log-view.js";
 import { turnIndexOf } from "../log/turns.js";

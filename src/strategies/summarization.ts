@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { SummarizerError, ValidationError } from "../errors/ledger-error.js";
 import { canonicalJson, sha256Hex } from "../log/canonical-json.js";
 import type { Message, Sensitivity } from "../log/message.js";

@@ -2,7 +2,7 @@
  * The retention policy of tool results: what one tool's policy says, the options of the retention strategy that
  * hold policies, the built-in defaults, and the resolution of the policy in force for a tool and durability class.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { Durability } from "../log/message.js";
 import type { DurabilityClasses } from "./durability-classes.js";
 

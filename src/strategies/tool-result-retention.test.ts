@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import type { z } from "zod";
+import type * as z from "zod";
 import { arbitraryBatches, fcParams } from "../../test/support/arbitrary-log.js";
 import { call, result, text, validationError } from "../../test/support/builders.js";
 import { simpleCounter } from "../../test/support/simple-counter.js";

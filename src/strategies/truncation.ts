@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { parseOptions } from "./options.js";
 import type { Strategy } from "./strategy.js";
 import { createWindowStrategy } from "./window-strategy.js";

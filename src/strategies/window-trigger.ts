@@ -3,7 +3,7 @@
  * hysteresis rule saying when a window is overfull and how far to cut it, and which groups a window counts.
  */
 
-import { z } from "zod";
+import * as z from "zod";
 import type { Group } from "../log/groups.js";
 import type { LogView } from "../log/log-view.js";
 import type { PlanAction } from "../plan/compaction-plan.js";

@@ -1,5 +1,5 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
-import type { z } from "zod";
+import type * as z from "zod";
 import { validationError } from "../../test/support/builders.js";
 import {
   availableForPrompt,

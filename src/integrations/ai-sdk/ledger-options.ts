@@ -2,7 +2,7 @@
  * Options shared by `createPrepareStep` and `contextLedgerMiddleware`, checked when the helper is made (a misspelt
  * option fails at once, not at the first model call), and the render format a model's provider takes.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type {
   BudgetInput,
   ContextEngine,

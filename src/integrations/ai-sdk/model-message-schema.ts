@@ -3,7 +3,7 @@
  * a middleware sees — checked once, at the edge. Parts may carry fields this schema does not name (a newer SDK's
  * additions pass through unread); what the converters read is typed here.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { ValidationError } from "../../index.js";
 
 const nonEmpty = z.string({ error: "must be a non-empty string" }).min(1, "must be a non-empty string");

@@ -1,7 +1,7 @@
 import { type ModelMessage, stepCountIs, streamText, tool } from "ai";
 import { convertArrayToReadableStream, MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import { simpleCounter } from "../../../test/support/simple-counter.js";
 import {
   type ContextEngine,

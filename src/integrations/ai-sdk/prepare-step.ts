@@ -4,7 +4,7 @@
  * (the prompt on the first step, then each step's reply and tool results), prepares the turn, and hands the SDK
  * the compacted messages to send instead of the whole history.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { ToolDefinition } from "../../index.js";
 import { ConversationSync, conversationOf } from "./conversation-sync.js";
 import { checkOptions, type LedgerOptions, modelInfo, toolsOption, turnOptions } from "./ledger-options.js";

@@ -5,7 +5,7 @@
  */
 import type { AIMessage, BaseMessage, SystemMessage, UsageMetadata } from "@langchain/core/messages";
 import type { AgentMiddleware } from "langchain";
-import { z } from "zod";
+import * as z from "zod";
 import type { ContextEngine } from "../../engine/context-engine.js";
 import type { BudgetInput, PreparedTurn } from "../../engine/turn-options.js";
 import { ValidationError } from "../../errors/ledger-error.js";

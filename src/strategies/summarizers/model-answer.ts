@@ -1,7 +1,7 @@
 /**
  * A model's answer: validating its JSON, turning it into a summary within budget, and the deadline of the call.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { type ErrorLocation, SummarizerError } from "../../errors/ledger-error.js";
 import { deepFreeze } from "../../log/deep-freeze.js";
 import type { SummaryRequest, SummaryResult } from "../summarizer.js";
