@@ -7,6 +7,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "../src/errors/ledger-error.js";
+import { MAX_META_DEPTH } from "../src/log/message-schema.js";
 import { storedFromRow } from "../src/stores/log-store.js";
 import {
   isStoredMessage,
@@ -76,6 +77,19 @@ const pathArb = fc.oneof(
   fc.array(fc.oneof(fc.string({ maxLength: 6 }), fc.nat(3)), { minLength: 1, maxLength: 4 }),
 );
 
+/** An array whose index 0 is a hole and index 1 holds `item`. */
+function holey(item: unknown): unknown[] {
+  const array: unknown[] = [];
+  array[1] = item;
+  return array;
+}
+
+function nestedArrays(levels: number): unknown {
+  let value: unknown = 1;
+  for (let i = 0; i < levels; i++) value = [value];
+  return value;
+}
+
 describe("quick row checks (property)", () => {
   it("accept every row a log writes, and only rows the schema accepts", () => {
     fc.assert(
@@ -107,10 +121,12 @@ describe("quick row checks (property)", () => {
         (value) => {
           const ok = tokenCountsSchema.safeParse(value).success;
           if (isTokenCounts(value)) expect(ok).toBe(true);
-          // Plain counts are the rows the stores write: the quick check takes them all.
+          // Plain counts are the rows the stores write: the quick check takes them all (a `__proto__` key it
+          // leaves to the schema, which drops it).
           if (
             Object.values(value).every((n) => Number.isSafeInteger(n) && (n as number) >= 0) &&
-            !("" in value)
+            !("" in value) &&
+            !Object.hasOwn(value, "__proto__")
           ) {
             expect(isTokenCounts(value)).toBe(true);
           }
@@ -118,6 +134,10 @@ describe("quick row checks (property)", () => {
       ),
       fcParams(500),
     );
+    // A record's schema reads symbol keys (and refuses them), `for…in` does not.
+    const withSymbol = { counter: 3, [Symbol("s")]: 1 };
+    expect(tokenCountsSchema.safeParse(withSymbol).success).toBe(false);
+    expect(isTokenCounts(withSymbol)).toBe(false);
   });
 
   it("refuse broken rows the schema refuses (so the schema names the field)", () => {
@@ -140,6 +160,16 @@ describe("quick row checks (property)", () => {
       [{ ...row, parts: [{ type: "tool_result", callId: "", content: "ok" }] }, "parts[0].callId"],
       [{ ...row, meta: { pinned: "yes" } }, "meta.pinned"],
       [{ ...row, meta: { custom: Number.NaN } }, "meta.custom"],
+      // Rules the quick check once missed (it took these rows, so the schema never named the field).
+      [{ ...row, parts: [{ type: "tool_result", callId: "c\u0000", content: "ok" }] }, "parts[0].callId"],
+      [
+        { ...row, parts: [{ type: "tool_result", callId: "c".repeat(513), content: "ok" }] },
+        "parts[0].callId",
+      ],
+      [{ ...row, parts: holey({ type: "tool_result", callId: "c1", content: "ok" }) }, "parts[0]"],
+      [{ ...row, meta: { custom: holey(1) } }, "meta.custom[0]"],
+      [{ ...row, meta: { custom: new Date(0) } }, "meta.custom"],
+      [{ ...row, meta: { custom: nestedArrays(40) } }, `meta.custom${"[0]".repeat(MAX_META_DEPTH - 1)}`],
     ];
     for (const [bad, field] of cases) {
       expect(isStoredMessage(bad)).toBe(false);

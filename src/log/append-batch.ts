@@ -3,6 +3,7 @@ import { hashMessageContent } from "./canonical-json.js";
 import { deepFreeze } from "./deep-freeze.js";
 import type { CallRef } from "./groups.js";
 import type { Message, MessageInput, MessageMeta, Part } from "./message.js";
+import { copyMeta, copyPart, isMessageInput } from "./message-quick-check.js";
 import { formatIssuePath, messageInputSchema } from "./message-schema.js";
 
 // Messages this module built from validated input (frozen, so they cannot have changed since).
@@ -36,6 +37,23 @@ export interface BatchEntry {
   readonly callSeqByPart: ReadonlyArray<number>;
 }
 
+/** Options of {@link prepareBatch}. */
+export interface PrepareBatchOptions {
+  /**
+   * Whether a message the quick check (`isMessageInput`) vouches for skips the zod schema (default true). Both
+   * ways give the same entries and errors; false is for the tests and benchmarks that hold them to that.
+   */
+  readonly quickCheck?: boolean;
+}
+
+/** A batch message after the schema check: detached copies of its parts and metadata. */
+interface CheckedInput {
+  readonly id: string | undefined;
+  readonly role: Message["role"];
+  readonly parts: ReadonlyArray<Part>;
+  readonly meta: MessageMeta;
+}
+
 const allowedParts: Record<Message["role"], ReadonlySet<Part["type"]>> = {
   system: new Set(["text"]),
   user: new Set(["text", "media"]),
@@ -52,6 +70,7 @@ const allowedParts: Record<Message["role"], ReadonlySet<Part["type"]>> = {
 export function prepareBatch(
   log: BatchTarget,
   inputs: ReadonlyArray<MessageInput>,
+  options: PrepareBatchOptions = {},
 ): { entries: ReadonlyArray<BatchEntry>; pending: ReadonlyMap<string, CallRef> } {
   const pending = new Map(log.pendingCalls);
   const batchIds = new Set<string>();
@@ -65,18 +84,8 @@ export function prepareBatch(
   inputs.forEach((raw, index) => {
     const seq = log.length + index;
     const where = { threadId: log.threadId, index, ...idOf(raw) };
-    const parsed = messageInputSchema.safeParse(raw);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      throw new ValidationError(`invalid message: ${issue.message}`, {
-        ...where,
-        field:
-          formatIssuePath(issue.path, issue as { code?: string; keys?: ReadonlyArray<string> }) ||
-          "(message)",
-      });
-    }
-    const input = parsed.data as MessageInput;
-    const parts = input.parts.map(clonePart);
+    const input =
+      options.quickCheck !== false && isMessageInput(raw) ? copyInput(raw) : parseInput(raw, where);
     const id = input.id ?? generateId(log, seq, batchIds, supplied);
     if (log.seqOf(id) !== undefined || batchIds.has(id)) {
       throw new ValidationError(
@@ -95,9 +104,9 @@ export function prepareBatch(
       id,
       seq,
       role: input.role,
-      parts,
-      meta: cloneMeta(input.meta),
-      hash: hashMessageContent(input.role, parts),
+      parts: input.parts,
+      meta: input.meta,
+      hash: hashMessageContent(input.role, input.parts),
     });
     checked.add(message);
     entries.push({ message, answers, callSeqByPart });
@@ -106,7 +115,7 @@ export function prepareBatch(
 }
 
 function checkParts(
-  input: MessageInput,
+  input: { readonly role: Message["role"]; readonly parts: ReadonlyArray<Part> },
   seq: number,
   pending: Map<string, CallRef>,
   where: { threadId: string; index: number; messageId: string },
@@ -175,6 +184,16 @@ function idOf(raw: unknown): { messageId?: string } {
   return typeof id === "string" ? { messageId: id } : {};
 }
 
+/** Copies of what the quick check accepted: the same values `parseInput` gives for it (a property test holds it). */
+function copyInput(raw: MessageInput): CheckedInput {
+  return {
+    id: raw.id,
+    role: raw.role,
+    parts: raw.parts.map(copyPart),
+    meta: raw.meta === undefined ? {} : copyMeta(raw.meta),
+  };
+}
+
 function clonePart(part: Part): Part {
   // Drop keys explicitly set to undefined so a stored message survives a JSON round trip unchanged.
   const copy: Record<string, unknown> = {};
@@ -182,10 +201,32 @@ function clonePart(part: Part): Part {
   return copy as unknown as Part;
 }
 
-function cloneMeta(meta: MessageMeta | undefined): MessageMeta {
-  // A JSON copy detaches the log from the caller's objects (later caller edits cannot leak in); the schema has
-  // already checked that every value is JSON.
-  return meta === undefined ? {} : (JSON.parse(JSON.stringify(meta)) as MessageMeta);
+/**
+ * Checks a message against the schema, or throws `ValidationError` naming the first problem and its field. This is
+ * the reference the quick path is held to: for what the quick check accepts, `copyInput` gives what this gives.
+ */
+function parseInput(
+  raw: unknown,
+  where: { threadId: string; index: number; messageId?: string },
+): CheckedInput {
+  const parsed = messageInputSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ValidationError(`invalid message: ${issue.message}`, {
+      ...where,
+      field:
+        formatIssuePath(issue.path, issue as { code?: string; keys?: ReadonlyArray<string> }) || "(message)",
+    });
+  }
+  const input = parsed.data as MessageInput;
+  return {
+    id: input.id,
+    role: input.role,
+    parts: input.parts.map(clonePart),
+    // A JSON copy detaches the log from the caller's objects (later caller edits cannot leak in); the schema has
+    // already checked that every value is JSON.
+    meta: input.meta === undefined ? {} : (JSON.parse(JSON.stringify(input.meta)) as MessageMeta),
+  };
 }
 
 /**

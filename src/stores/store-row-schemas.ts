@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { ValidationError } from "../errors/ledger-error.js";
+import { isCount, isMeta, isName, isPartList, isPlainRecord, onlyKeys } from "../log/message-quick-check.js";
 import { formatIssuePath, idSchema, metaSchema, partSchema } from "../log/message-schema.js";
 
 /**
@@ -25,108 +26,22 @@ export const tokenCountsSchema = z.record(z.string().min(1), z.number().int().no
 
 // Quick checks of the two row shapes a worker reads most (every message it loads): plain loops that accept only
 // values the schemas accept, several times faster than the schemas. A value they refuse goes to the schema,
-// which says what is wrong with it; a property test holds them to the schemas.
+// which says what is wrong with it; a property test holds them to the schemas. The part and metadata checks are
+// the log's (`message-quick-check.ts`), which appends use too.
 
-const ROLES = new Set(["system", "user", "assistant", "tool"]);
-const DURABILITIES = new Set(["ephemeral", "anchoring", "replayable", "non-replayable"]);
-const SENSITIVITIES = new Set(["public", "internal", "confidential", "restricted"]);
+const ROLES: ReadonlySet<unknown> = new Set(["system", "user", "assistant", "tool"]);
 const HASH = /^[0-9a-f]{64}$/;
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-const isCount = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 0;
-const isName = (value: unknown): boolean => typeof value === "string" && value.length > 0;
-const isText = (value: unknown): boolean => typeof value === "string";
-const isOptional = (value: unknown, check: (v: unknown) => boolean): boolean =>
-  value === undefined || check(value);
-
-/** Whether every key of `value` is one of `keys` (a strict object's rule). */
-function onlyKeys(value: Record<string, unknown>, keys: ReadonlyArray<string>): boolean {
-  for (const key in value) if (!keys.includes(key)) return false;
-  return true;
-}
-
-function isJsonValue(value: unknown, depth = 0): boolean {
-  if (depth > 64) return false;
-  if (value === null || typeof value === "string" || typeof value === "boolean") return true;
-  if (typeof value === "number") return Number.isFinite(value);
-  if (Array.isArray(value)) return value.every((v) => isJsonValue(v, depth + 1));
-  if (!isPlainObject(value)) return false;
-  for (const key in value) if (!isJsonValue(value[key], depth + 1)) return false;
-  return true;
-}
-
-function isPart(part: unknown): boolean {
-  if (!isPlainObject(part)) return false;
-  switch (part.type) {
-    case "text":
-      return onlyKeys(part, ["type", "text"]) && isText(part.text);
-    case "tool_call":
-      return (
-        onlyKeys(part, ["type", "callId", "name", "args"]) &&
-        isName(part.callId) &&
-        isName(part.name) &&
-        isText(part.args)
-      );
-    case "tool_result":
-      return (
-        onlyKeys(part, ["type", "callId", "content", "isError"]) &&
-        isName(part.callId) &&
-        isText(part.content) &&
-        isOptional(part.isError, (v) => typeof v === "boolean")
-      );
-    case "reasoning":
-      return (
-        onlyKeys(part, ["type", "text", "signature", "redacted"]) &&
-        isText(part.text) &&
-        isOptional(part.signature, isText) &&
-        isOptional(part.redacted, isText)
-      );
-    case "media":
-      return (
-        onlyKeys(part, ["type", "mediaType", "uri", "sizeBytes", "alt"]) &&
-        isName(part.mediaType) &&
-        isName(part.uri) &&
-        isOptional(part.sizeBytes, isCount) &&
-        isOptional(part.alt, isText)
-      );
-    default:
-      return false;
-  }
-}
-
-function isMeta(meta: unknown): boolean {
-  if (!isPlainObject(meta)) return false;
-  for (const key in meta) {
-    const value = meta[key];
-    const ok =
-      key === "sourceId" || key === "toolName" || key === "createdAt"
-        ? isOptional(value, isText)
-        : key === "durability"
-          ? isOptional(value, (v) => DURABILITIES.has(v as string))
-          : key === "sensitivity"
-            ? isOptional(value, (v) => SENSITIVITIES.has(v as string))
-            : key === "pinned"
-              ? isOptional(value, (v) => typeof v === "boolean")
-              : isJsonValue(value);
-    if (!ok) return false;
-  }
-  return true;
-}
 
 /** A quick check that accepts only values `storedMessageSchema` accepts (not every one of them). */
 export function isStoredMessage(value: unknown): boolean {
   return (
-    isPlainObject(value) &&
+    isPlainRecord(value) &&
     onlyKeys(value, ["id", "seq", "role", "parts", "meta", "hash"]) &&
     isName(value.id) &&
     isCount(value.seq) &&
-    ROLES.has(value.role as string) &&
-    Array.isArray(value.parts) &&
-    value.parts.every(isPart) &&
-    isMeta(value.meta) &&
+    ROLES.has(value.role) &&
+    isPartList(value.parts) &&
+    isMeta(value.meta, false) &&
     typeof value.hash === "string" &&
     HASH.test(value.hash)
   );
@@ -134,8 +49,10 @@ export function isStoredMessage(value: unknown): boolean {
 
 /** A quick check that accepts only values `tokenCountsSchema` accepts. */
 export function isTokenCounts(value: unknown): boolean {
-  if (!isPlainObject(value)) return false;
-  for (const key in value) if (key.length === 0 || !isCount(value[key])) return false;
+  // A record's schema reads symbol keys too (and refuses them); `for…in` does not see them. It leaves a
+  // `__proto__` key out of what it returns, which the quick check (returning the value as decoded) would not.
+  if (!isPlainRecord(value) || Object.getOwnPropertySymbols(value).length > 0) return false;
+  for (const key in value) if (key.length === 0 || key === "__proto__" || !isCount(value[key])) return false;
   return true;
 }
 
