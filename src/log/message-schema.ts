@@ -1,6 +1,9 @@
 import * as z from "zod";
 import type { MessageInput } from "./message.js";
 
+// The composite schemas are built on their first parse (`z.lazy`): messages that pass the quick checks
+// (message-quick-check.ts) never reach them, and a short CLI command then never pays for building them.
+
 /** The longest id accepted (message, artifact, tenant…), in UTF-16 code units. */
 export const MAX_ID_LENGTH = 512;
 
@@ -23,42 +26,44 @@ export const idSchema = z.string().superRefine((id, ctx) => {
 });
 
 /** zod schema of one part, guarding everything appended to a log. */
-export const partSchema = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("text"), text: z.string() }).strict(),
-  z
-    .object({
-      type: z.literal("tool_call"),
-      callId: idSchema,
-      name: z.string().min(1, "must be a non-empty string"),
-      args: z.string(),
-    })
-    .strict(),
-  z
-    .object({
-      type: z.literal("tool_result"),
-      callId: idSchema,
-      content: z.string(),
-      isError: z.boolean().optional(),
-    })
-    .strict(),
-  z
-    .object({
-      type: z.literal("reasoning"),
-      text: z.string(),
-      signature: z.string().optional(),
-      redacted: z.string().optional(),
-    })
-    .strict(),
-  z
-    .object({
-      type: z.literal("media"),
-      mediaType: z.string().min(1),
-      uri: z.string().min(1),
-      sizeBytes: z.number().int().nonnegative().optional(),
-      alt: z.string().optional(),
-    })
-    .strict(),
-]);
+export const partSchema = z.lazy(() =>
+  z.discriminatedUnion("type", [
+    z.object({ type: z.literal("text"), text: z.string() }).strict(),
+    z
+      .object({
+        type: z.literal("tool_call"),
+        callId: idSchema,
+        name: z.string().min(1, "must be a non-empty string"),
+        args: z.string(),
+      })
+      .strict(),
+    z
+      .object({
+        type: z.literal("tool_result"),
+        callId: idSchema,
+        content: z.string(),
+        isError: z.boolean().optional(),
+      })
+      .strict(),
+    z
+      .object({
+        type: z.literal("reasoning"),
+        text: z.string(),
+        signature: z.string().optional(),
+        redacted: z.string().optional(),
+      })
+      .strict(),
+    z
+      .object({
+        type: z.literal("media"),
+        mediaType: z.string().min(1),
+        uri: z.string().min(1),
+        sizeBytes: z.number().int().nonnegative().optional(),
+        alt: z.string().optional(),
+      })
+      .strict(),
+  ]),
+);
 
 /** How deep caller-supplied metadata may nest (objects and arrays); deeper is refused, not walked. */
 export const MAX_META_DEPTH = 32;
@@ -116,26 +121,29 @@ export function jsonDepthCheck(maxDepth: number = MAX_JSON_DEPTH) {
 }
 
 /** A JSON value within the metadata depth bound (see {@link jsonProblem}). */
-const metaValue = z.unknown().superRefine((value, ctx) => {
-  // One level is the meta object itself.
-  const problem = jsonProblem(value, MAX_META_DEPTH - 1);
-  if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem.message, path: problem.path });
-});
+const metaValue = () =>
+  z.unknown().superRefine((value, ctx) => {
+    // One level is the meta object itself.
+    const problem = jsonProblem(value, MAX_META_DEPTH - 1);
+    if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem.message, path: problem.path });
+  });
 
 /**
  * zod schema of message metadata: the known fields are typed, callers may add JSON-serializable fields. What a
  * store reads back is held to this; what is appended, to {@link metaInputSchema}.
  */
-export const metaSchema = z
-  .object({
-    sourceId: z.string().optional(),
-    toolName: z.string().optional(),
-    durability: z.enum(["ephemeral", "anchoring", "replayable", "non-replayable"]).optional(),
-    sensitivity: z.enum(["public", "internal", "confidential", "restricted"]).optional(),
-    pinned: z.boolean().optional(),
-    createdAt: z.string().optional(),
-  })
-  .catchall(metaValue);
+export const metaSchema = z.lazy(() =>
+  z
+    .object({
+      sourceId: z.string().optional(),
+      toolName: z.string().optional(),
+      durability: z.enum(["ephemeral", "anchoring", "replayable", "non-replayable"]).optional(),
+      sensitivity: z.enum(["public", "internal", "confidential", "restricted"]).optional(),
+      pinned: z.boolean().optional(),
+      createdAt: z.string().optional(),
+    })
+    .catchall(metaValue()),
+);
 
 /**
  * Where a NUL character is in a JSON value (a string, or an object key), with the path to it, or undefined.
@@ -174,14 +182,16 @@ export const metaInputSchema = metaSchema.superRefine((meta, ctx) => {
 });
 
 /** zod schema of a message given to `ThreadLog.append`. */
-export const messageInputSchema = z
-  .object({
-    id: idSchema.optional(),
-    role: z.enum(["system", "user", "assistant", "tool"]),
-    parts: z.array(partSchema),
-    meta: metaInputSchema.optional(),
-  })
-  .strict();
+export const messageInputSchema = z.lazy(() =>
+  z
+    .object({
+      id: idSchema.optional(),
+      role: z.enum(["system", "user", "assistant", "tool"]),
+      parts: z.array(partSchema),
+      meta: metaInputSchema.optional(),
+    })
+    .strict(),
+);
 
 /** Converts a zod issue path to the dotted form used in error messages, e.g. `parts[1].callId`. */
 export function formatIssuePath(

@@ -9,20 +9,25 @@ import { formatIssuePath, idSchema, metaSchema, partSchema } from "../log/messag
  * frozen value.
  */
 
+// Each schema is built on its first parse (`z.lazy`): rows that pass the quick checks below never reach most of
+// them, and a short CLI command then never pays for building them.
+
 /** zod schema of a stored message: a full log `Message`. */
-export const storedMessageSchema = z
-  .object({
-    id: z.string().min(1),
-    seq: z.number().int().nonnegative(),
-    role: z.enum(["system", "user", "assistant", "tool"]),
-    parts: z.array(partSchema),
-    meta: metaSchema,
-    hash: z.string().regex(/^[0-9a-f]{64}$/, "must be a sha256 hex digest"),
-  })
-  .strict();
+export const storedMessageSchema = z.lazy(() =>
+  z
+    .object({
+      id: z.string().min(1),
+      seq: z.number().int().nonnegative(),
+      role: z.enum(["system", "user", "assistant", "tool"]),
+      parts: z.array(partSchema),
+      meta: metaSchema,
+      hash: z.string().regex(/^[0-9a-f]{64}$/, "must be a sha256 hex digest"),
+    })
+    .strict(),
+);
 
 /** zod schema of the token counts kept beside a message, keyed by counter id. */
-export const tokenCountsSchema = z.record(z.string().min(1), z.number().int().nonnegative());
+export const tokenCountsSchema = z.lazy(() => z.record(z.string().min(1), z.number().int().nonnegative()));
 
 // Quick checks of the two row shapes a worker reads most (every message it loads): plain loops that accept only
 // values the schemas accept, several times faster than the schemas. A value they refuse goes to the schema,
@@ -57,110 +62,118 @@ export function isTokenCounts(value: unknown): boolean {
 }
 
 /** zod schema of a structured summary (goals, decisions, ...). */
-export const structuredSummarySchema = z
-  .object({
-    goals: z.array(z.string()).optional(),
-    decisions: z.array(z.string()).optional(),
-    constraints: z.array(z.string()).optional(),
-    openItems: z.array(z.string()).optional(),
-    toolOutcomes: z.array(z.string()).optional(),
-    artifacts: z.array(z.string()).optional(),
-  })
-  .strict();
+export const structuredSummarySchema = z.lazy(() =>
+  z
+    .object({
+      goals: z.array(z.string()).optional(),
+      decisions: z.array(z.string()).optional(),
+      constraints: z.array(z.string()).optional(),
+      openItems: z.array(z.string()).optional(),
+      toolOutcomes: z.array(z.string()).optional(),
+      artifacts: z.array(z.string()).optional(),
+    })
+    .strict(),
+);
 
 /** zod schema of a cached summary. */
-export const cachedSummarySchema = z
-  .object({ text: z.string(), structured: structuredSummarySchema })
-  .strict();
+export const cachedSummarySchema = z.lazy(() =>
+  z.object({ text: z.string(), structured: structuredSummarySchema }).strict(),
+);
 
 const sensitivitySchema = z.enum(["public", "internal", "confidential", "restricted"]);
 
 /** zod schema of artifact metadata. */
-export const artifactMetaSchema = z
-  .object({
-    artifactId: z.string().min(1),
-    tenant: z.string().min(1),
-    sensitivity: sensitivitySchema,
-    threadId: z.string().min(1).optional(),
-    sourceIds: z.array(z.string()).optional(),
-    sizeChars: z.number().int().nonnegative(),
-    contentHash: z.string().regex(/^[0-9a-f]{64}$/),
-    createdAt: z.iso.datetime(),
-    expiresAt: z.iso.datetime().optional(),
-  })
-  .strict();
+export const artifactMetaSchema = z.lazy(() =>
+  z
+    .object({
+      artifactId: z.string().min(1),
+      tenant: z.string().min(1),
+      sensitivity: sensitivitySchema,
+      threadId: z.string().min(1).optional(),
+      sourceIds: z.array(z.string()).optional(),
+      sizeChars: z.number().int().nonnegative(),
+      contentHash: z.string().regex(/^[0-9a-f]{64}$/),
+      createdAt: z.iso.datetime(),
+      expiresAt: z.iso.datetime().optional(),
+    })
+    .strict(),
+);
 
 /** zod schema of the provider usage reported for a model call. */
-export const modelUsageSchema = z
-  .object({
-    inputTokens: z.number().int().nonnegative(),
-    outputTokens: z.number().int().nonnegative().optional(),
-    cachedInputTokens: z.number().int().nonnegative().optional(),
-  })
-  .strict();
+export const modelUsageSchema = z.lazy(() =>
+  z
+    .object({
+      inputTokens: z.number().int().nonnegative(),
+      outputTokens: z.number().int().nonnegative().optional(),
+      cachedInputTokens: z.number().int().nonnegative().optional(),
+    })
+    .strict(),
+);
 
 /** zod schema of a model-call audit record. */
-export const modelCallRecordSchema = z
-  .object({
-    callId: idSchema,
-    threadId: idSchema,
-    logSeq: z.number().int().nonnegative(),
-    callNumber: z.number().int().positive().optional(),
-    planVersion: z.number().int().nonnegative(),
-    format: z.string().min(1),
-    model: z.string().min(1).optional(),
-    requestHash: z.string().min(1),
-    tokenEstimate: z.number().int().nonnegative(),
-    budget: z
-      .strictObject({
-        contextWindow: z.number().int().positive(),
-        available: z.number().int(),
-        target: z.number().int(),
-      })
-      .optional(),
-    summaries: z.array(z.string()),
-    evictions: z.array(z.string()),
-    createdAt: z.iso.datetime(),
-    durationMs: z.number().nonnegative().optional(),
-    usage: modelUsageSchema.optional(),
-    summarizers: z
-      .array(
-        z.strictObject({
-          summarizerId: z.string().min(1),
-          promptVersion: z.string(),
-          spanHash: z.string().exactOptional(),
-          messages: z.number().int().nonnegative(),
-        }),
-      )
-      .optional(),
-    rehydrated: z
-      .array(
-        z.strictObject({
-          artifactId: z.string().min(1),
-          tokens: z.number().int().nonnegative(),
-          truncated: z.boolean(),
-        }),
-      )
-      .optional(),
-    rehydrationBlocked: z
-      .array(
-        z.strictObject({
-          artifactId: z.string().min(1),
-          reason: z.enum(["cooldown", "sensitivity", "tenant", "budget", "missing"]),
-        }),
-      )
-      .optional(),
-    logHead: z
-      .string()
-      .regex(/^[0-9a-f]{64}$/)
-      .optional(),
-    planHead: z
-      .string()
-      .regex(/^[0-9a-f]{64}$/)
-      .optional(),
-    clearance: sensitivitySchema.optional(),
-  })
-  .strict();
+export const modelCallRecordSchema = z.lazy(() =>
+  z
+    .object({
+      callId: idSchema,
+      threadId: idSchema,
+      logSeq: z.number().int().nonnegative(),
+      callNumber: z.number().int().positive().optional(),
+      planVersion: z.number().int().nonnegative(),
+      format: z.string().min(1),
+      model: z.string().min(1).optional(),
+      requestHash: z.string().min(1),
+      tokenEstimate: z.number().int().nonnegative(),
+      budget: z
+        .strictObject({
+          contextWindow: z.number().int().positive(),
+          available: z.number().int(),
+          target: z.number().int(),
+        })
+        .optional(),
+      summaries: z.array(z.string()),
+      evictions: z.array(z.string()),
+      createdAt: z.iso.datetime(),
+      durationMs: z.number().nonnegative().optional(),
+      usage: modelUsageSchema.optional(),
+      summarizers: z
+        .array(
+          z.strictObject({
+            summarizerId: z.string().min(1),
+            promptVersion: z.string(),
+            spanHash: z.string().exactOptional(),
+            messages: z.number().int().nonnegative(),
+          }),
+        )
+        .optional(),
+      rehydrated: z
+        .array(
+          z.strictObject({
+            artifactId: z.string().min(1),
+            tokens: z.number().int().nonnegative(),
+            truncated: z.boolean(),
+          }),
+        )
+        .optional(),
+      rehydrationBlocked: z
+        .array(
+          z.strictObject({
+            artifactId: z.string().min(1),
+            reason: z.enum(["cooldown", "sensitivity", "tenant", "budget", "missing"]),
+          }),
+        )
+        .optional(),
+      logHead: z
+        .string()
+        .regex(/^[0-9a-f]{64}$/)
+        .optional(),
+      planHead: z
+        .string()
+        .regex(/^[0-9a-f]{64}$/)
+        .optional(),
+      clearance: sensitivitySchema.optional(),
+    })
+    .strict(),
+);
 
 /** Where a row came from, for the error raised when it does not match its schema. */
 export interface RowSource {
