@@ -24,6 +24,14 @@ export interface StoredMessage {
   readonly tokens: TokenCounts;
 }
 
+/** A thread's rows as `LogStore.readWithChain` reads them: the messages and the chain rows, one of each per row. */
+export interface ChainedLogRead {
+  /** The messages, as `read` gives them: `entries[i].message` is the body of `chain[i]` parsed. */
+  readonly entries: ReadonlyArray<StoredMessage>;
+  /** The same rows as stored, as `chainRows` gives them. */
+  readonly chain: ReadonlyArray<LogChainRow>;
+}
+
 /** A half-open range of seqs: `from` ≤ seq < `to`. */
 export interface SeqRange {
   readonly from: number;
@@ -78,6 +86,13 @@ export interface LogStore {
   chainHead?(threadId: string, seq: number): Promise<string | undefined>;
   /** The rows with seq below `toSeq` as stored, for verifying the chain (optional, with `chainHead`). */
   chainRows?(threadId: string, toSeq: number): Promise<ReadonlyArray<LogChainRow>>;
+  /**
+   * The rows with seq below `toSeq` read once, for an audit that checks both their content hashes and their chain:
+   * what `read(threadId, 0, toSeq)` and `chainRows(threadId, toSeq)` give, from one scan that parses each body
+   * once. A row that does not read throws as `read` does. Optional, with `chainRows`: a replay on a store without
+   * it reads the rows twice.
+   */
+  readWithChain?(threadId: string, toSeq: number): Promise<ChainedLogRead>;
   /** Ids of every thread with at least one message, sorted. */
   threads(): Promise<ReadonlyArray<string>>;
   /**

@@ -8,7 +8,7 @@ import {
 import type { LogChainRow } from "../../ledger/verify-chain.js";
 import { deepFreeze } from "../../log/deep-freeze.js";
 import { checkSearchArguments, searchTextOf } from "../log-search.js";
-import type { LogSearchOptions } from "../log-store.js";
+import type { ChainedLogRead, LogSearchOptions } from "../log-store.js";
 import {
   checkAppendBatch,
   checkReadArguments,
@@ -196,6 +196,12 @@ export function createMemoryLogStore(
     );
   }
 
+  function readWithChain(threadId: string, toSeq: number): ChainedLogRead {
+    const chain = chainRows(threadId, toSeq);
+    const entries = threadOf(threadId)?.entries.slice(0, chain.length) ?? [];
+    return Object.freeze({ entries: Object.freeze(entries), chain });
+  }
+
   return Object.freeze({
     [MEMORY_ROWS]: (threadId: string): MemoryLogRows | undefined => threadOf(threadId),
     append: async (
@@ -209,6 +215,7 @@ export function createMemoryLogStore(
       return seq === 0 ? undefined : threadOf(threadId)?.chain[seq - 1];
     },
     chainRows: async (threadId: string, toSeq: number) => chainRows(threadId, toSeq),
+    readWithChain: async (threadId: string, toSeq: number) => readWithChain(threadId, toSeq),
     length: async (threadId: string) => {
       checkThreadId(threadId);
       return threadOf(threadId)?.entries.length ?? 0;

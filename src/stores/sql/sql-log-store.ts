@@ -9,6 +9,7 @@ import {
 import type { LogChainRow } from "../../ledger/verify-chain.js";
 import { checkSearchArguments } from "../log-search.js";
 import {
+  type ChainedLogRead,
   checkAppendBatch,
   checkReadArguments,
   checkThreadId,
@@ -209,18 +210,39 @@ export function createSqlLogStore(
   }
 
   const parseJson = (value: unknown): unknown => (typeof value === "string" ? JSON.parse(value) : value);
-  const chainRowOf = (row: unknown): LogChainRow => {
+  /** A row of `sql.chainRows` as a chain row; `tokens`: its counts parsed already (by `readWithChain`). */
+  const chainRowOf = (row: unknown, tokens?: unknown): LogChainRow => {
     const appended = column(row, "chained_tokens");
     const hash = column(row, "chain_hash");
+    const stored = column(row, "tokens");
+    const counts = tokens ?? parseJson(stored);
     return {
       seq: dialect.int(row, "seq"),
       messageId: String(column(row, "message_id")),
       body: String(column(row, "body")),
-      tokens: parseJson(column(row, "tokens")),
-      appendedTokens: appended == null ? null : parseJson(appended),
+      tokens: counts,
+      // Counts never merged into since the append are the same text: parsed once for both.
+      appendedTokens: appended == null ? null : appended === stored ? counts : parseJson(appended),
       chainHash: typeof hash === "string" ? hash : null,
     };
   };
+
+  /**
+   * The rows below `toSeq` in one scan, each body parsed once: the message `read` would give (checked the same
+   * way, so a row that does not read throws the same error) and the chain row `chainRows` would give.
+   */
+  async function readWithChain(threadId: string, toSeq: number): Promise<ChainedLogRead> {
+    checkReadArguments(threadId, 0, toSeq);
+    await ownVersions(threadId, "reading the log");
+    const entries: StoredMessage[] = [];
+    const chain: LogChainRow[] = [];
+    for (const row of await dialect.all(sql.chainRows(threadId, toSeq))) {
+      const entry = storedFromRow(threadId, column(row, "body"), column(row, "tokens"));
+      entries.push(entry);
+      chain.push(chainRowOf(row, entry.tokens));
+    }
+    return Object.freeze({ entries: Object.freeze(entries), chain: Object.freeze(chain) });
+  }
 
   async function append(
     threadId: string,
@@ -313,8 +335,10 @@ export function createSqlLogStore(
       op("chainRows", threadId, async () => {
         checkReadArguments(threadId, 0, toSeq);
         await ownVersions(threadId, "reading the log chain");
-        return Object.freeze((await dialect.all(sql.chainRows(threadId, toSeq))).map(chainRowOf));
+        return Object.freeze((await dialect.all(sql.chainRows(threadId, toSeq))).map((r) => chainRowOf(r)));
       }),
+    readWithChain: (threadId: string, toSeq: number) =>
+      op("readWithChain", threadId, () => readWithChain(threadId, toSeq)),
     length: (threadId: string) =>
       op("length", threadId, async () => {
         checkThreadId(threadId);
