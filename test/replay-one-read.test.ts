@@ -4,6 +4,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createContextEngine } from "../src/context-engine.js";
 import type { ReplayResult } from "../src/engine/replay.js";
+import { ValidationError } from "../src/errors/ledger-error.js";
 import { hashMessageContent } from "../src/log/canonical-json.js";
 import type { Message } from "../src/log/message.js";
 import { createPlan } from "../src/plan/compaction-plan.js";
@@ -22,6 +23,7 @@ const KEY = "a-ledger-key-for-the-one-read-test-0123";
 /** A message row as a database holds it: every column as text. */
 interface RawRow {
   seq: number;
+  id: string;
   body: string;
   tokens: string;
   chained: string | null;
@@ -92,7 +94,7 @@ const TAMPERINGS: Record<string, ((rows: RawRow[]) => RawRow[]) | null> = {
   "deleted row": (rows) => rows.filter((r) => r.seq !== 4),
   "inserted row": (rows) => {
     const at = rows.find((r) => r.seq === 4)!;
-    const forged = { ...at, body: withSeq(rewritten(at.body, "approved", true), 4, "x1") };
+    const forged = { ...at, id: "x1", body: withSeq(rewritten(at.body, "approved", true), 4, "x1") };
     return [
       ...rows.filter((r) => r.seq < 4),
       forged,
@@ -121,6 +123,7 @@ async function rewriteRows(stores: Stores, target: StoreTarget, edit: (rows: Raw
     const rows = edit(
       raw.entries.map((e, seq) => ({
         seq,
+        id: e.message.id,
         body: JSON.stringify(e.message),
         tokens: JSON.stringify(e.tokens),
         chained: raw.chainedTokens[seq] ?? null,
@@ -138,12 +141,13 @@ async function rewriteRows(stores: Stores, target: StoreTarget, edit: (rows: Raw
   }
   const before = await rawSql(
     target,
-    "SELECT seq, body, tokens, chained_tokens, chain_hash FROM {messages} WHERE thread_id = ? ORDER BY seq",
+    "SELECT seq, message_id, body, tokens, chained_tokens, chain_hash FROM {messages} WHERE thread_id = ? ORDER BY seq",
     "t",
   );
   const rows = edit(
     before.map((r) => ({
       seq: Number(r.seq),
+      id: String(r.message_id),
       body: String(r.body),
       tokens: typeof r.tokens === "string" ? r.tokens : JSON.stringify(r.tokens),
       chained: (r.chained_tokens as string | null) ?? null,
@@ -158,7 +162,7 @@ async function rewriteRows(stores: Stores, target: StoreTarget, edit: (rows: Raw
        VALUES (?, ?, ?, ?, ?, ?, ?)`,
       "t",
       r.seq,
-      (JSON.parse(r.body) as Message).id,
+      r.id,
       r.body,
       r.tokens,
       r.chained,
@@ -225,6 +229,26 @@ for (const backend of STORE_BACKENDS) {
       }
       expect(calls).toEqual({ read: callIds.length, chainRows: callIds.length });
     });
+
+    it.runIf(backend.durable)(
+      "refuses a row that no longer reads with the error two reads give",
+      async () => {
+        const { stores, target } = await opener.fresh();
+        const callIds = await recordThread(stores);
+        await rewriteRows(stores, target, (rows) =>
+          rows.map((r) => (r.seq === 2 ? { ...r, body: r.body.slice(0, -1) } : r)),
+        );
+        const failure = (engine: ReturnType<typeof engineOn>) =>
+          engine.replay(callIds.at(-1)!).then(
+            () => undefined,
+            (error: unknown) => error,
+          );
+        const one = await failure(engineOn(stores, stores.log));
+        expect(one).toBeInstanceOf(ValidationError);
+        expect(String(one)).toMatch(/not valid JSON/);
+        expect(one).toEqual(await failure(engineOn(stores, observedLog(stores.log, {}, false))));
+      },
+    );
 
     for (const [kind, edit] of Object.entries(TAMPERINGS)) {
       it(`finds ${kind} as two reads do`, async () => {

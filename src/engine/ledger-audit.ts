@@ -78,10 +78,14 @@ export async function readAudited(
   const { log, plans } = core.stores;
   const key = core.settings.ledgerKey;
   if (log.readWithChain !== undefined) {
-    const [read, planRows] = await Promise.all([
+    // Read side by side; a log that does not read is the error, as when it was read first.
+    const [logRead, planRead] = await Promise.allSettled([
       log.readWithChain(threadId, logSeq),
       plans.chainRows?.(threadId, planVersion),
     ]);
+    if (logRead.status === "rejected") throw logRead.reason;
+    if (planRead.status === "rejected") throw planRead.reason;
+    const [read, planRows] = [logRead.value, planRead.value];
     // The bodies were parsed to give the messages: the walk takes the seq each says from them.
     const bodySeqs = read.entries.map((e) => e.message.seq);
     return {
