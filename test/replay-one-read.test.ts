@@ -230,6 +230,31 @@ for (const backend of STORE_BACKENDS) {
       expect(calls).toEqual({ read: callIds.length, chainRows: callIds.length });
     });
 
+    it("reads through read and chainRows when a wrapper replaced read and kept readWithChain", async () => {
+      const { stores } = await opener.fresh();
+      const callIds = await recordThread(stores);
+      // What a wrapper's read returns is what the replay sees: here, a message edited on its way out.
+      const read: LogStore["read"] = async (threadId, from, to) =>
+        (await stores.log.read(threadId, from, to)).map((e) =>
+          e.message.seq === 1
+            ? { ...e, message: { ...e.message, parts: [{ type: "text", text: "edited" }] } }
+            : e,
+        );
+      const calls: Record<string, number> = {};
+      const wrapped = observedLog({ ...stores.log, read }, calls);
+      // observedLog wraps readWithChain too: put the store's own back, as a plain spread keeps it.
+      const spread = { ...wrapped, readWithChain: stores.log.readWithChain } as LogStore;
+      const last = callIds.at(-1)!;
+      const replay = await engineOn(stores, spread).replay(last);
+      expect(calls).toEqual({ read: 1, chainRows: 1 });
+      expect(replay.ok).toBe(false);
+      expect(replay.problems.join("\n")).toMatch(
+        /"u0" \(seq 1\) no longer matches the content hash stored with it/,
+      );
+      const twoReads = engineOn(stores, observedLog({ ...stores.log, read }, {}, false));
+      expect(replay).toEqual(await twoReads.replay(last));
+    });
+
     it.runIf(backend.durable)(
       "refuses a row that no longer reads with the error two reads give",
       async () => {

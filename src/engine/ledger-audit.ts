@@ -1,6 +1,6 @@
 import { logGenesis, planGenesis } from "../ledger/ledger-chain.js";
 import { type ChainCheck, type ChainFinding, checkLogChain, checkPlanChain } from "../ledger/verify-chain.js";
-import type { StoredMessage } from "../stores/log-store.js";
+import { oneReadOf, type StoredMessage } from "../stores/log-store.js";
 import type { ModelCallRecord } from "../stores/model-call-store.js";
 import type { EngineCore } from "./engine-core.js";
 
@@ -67,7 +67,8 @@ export interface AuditedRows {
 /**
  * Reads a thread's log rows below `logSeq` and its plan versions up to `planVersion`, and checks both chains. A
  * log store with `readWithChain` is read once, the messages and the chain from one scan, each body parsed once;
- * another is read twice (`read`, then `chainRows` when it keeps a chain), with the same outcome.
+ * another (or one whose `read` or `chainRows` a wrapper replaced: `oneReadOf`) is read twice (`read`, then
+ * `chainRows` when it keeps a chain), with the same outcome.
  */
 export async function readAudited(
   core: EngineCore,
@@ -77,10 +78,11 @@ export async function readAudited(
 ): Promise<AuditedRows> {
   const { log, plans } = core.stores;
   const key = core.settings.ledgerKey;
-  if (log.readWithChain !== undefined) {
+  const oneRead = oneReadOf(log);
+  if (oneRead !== undefined) {
     // Read side by side; a log that does not read is the error, as when it was read first.
     const [logRead, planRead] = await Promise.allSettled([
-      log.readWithChain(threadId, logSeq),
+      oneRead.call(log, threadId, logSeq),
       plans.chainRows?.(threadId, planVersion),
     ]);
     if (logRead.status === "rejected") throw logRead.reason;

@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
 import { NotFoundError, ValidationError, VersionConflictError } from "../../src/errors/ledger-error.js";
-import type { LogStore, StoredMessage } from "../../src/stores/log-store.js";
+import { type LogStore, oneReadOf, type StoredMessage } from "../../src/stores/log-store.js";
 import type { StoreOpener } from "./store-backends.js";
 import { batch, COUNTER, stored } from "./store-fixtures.js";
 
@@ -141,6 +141,22 @@ export function logCases(opener: StoreOpener, title: (t: string) => string): voi
     await rejection(log.readWithChain!("t1", -1), ValidationError);
     await rejection(log.readWithChain!("", 1), ValidationError);
   });
+
+  it(
+    title("oneReadOf gives readWithChain unless a wrapper replaced read or chainRows and kept it"),
+    async () => {
+      const { log } = await seeded(opener, 2);
+      expect(oneReadOf(log)).toBe(log.readWithChain);
+      expect(oneReadOf({ ...log })).toBe(log.readWithChain);
+      expect(oneReadOf({ ...log, read: async (t, from, to) => log.read(t, from, to) })).toBeUndefined();
+      expect(oneReadOf({ ...log, chainRows: async (t, to) => log.chainRows!(t, to) })).toBeUndefined();
+      // A wrapper that replaces readWithChain too answers for it.
+      const own = async (t: string, to: number) => log.readWithChain!(t, to);
+      expect(oneReadOf({ ...log, read: async (t) => log.read(t), readWithChain: own })).toBe(own);
+      const { readWithChain: _, ...without } = log;
+      expect(oneReadOf(without)).toBeUndefined();
+    },
+  );
 
   it(title("threads lists every thread with messages, and threads are independent"), async () => {
     const { stores } = await opener.fresh();

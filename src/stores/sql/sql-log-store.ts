@@ -20,6 +20,7 @@ import {
   type LogStore,
   logConflict,
   normalizeRanges,
+  pairedReads,
   type SeqRange,
   type StoredMessage,
   storedFromRow,
@@ -315,6 +316,18 @@ export function createSqlLogStore(
     });
   }
 
+  // The methods readWithChain reads like, handed out as they are (so a replaced one can be told: `oneReadOf`).
+  const reads = {
+    read: (threadId: string, fromSeq?: number, toSeq?: number) =>
+      op("read", threadId, () => read(threadId, fromSeq, toSeq)),
+    chainRows: (threadId: string, toSeq: number) =>
+      op("chainRows", threadId, async () => {
+        checkReadArguments(threadId, 0, toSeq);
+        await ownVersions(threadId, "reading the log chain");
+        return Object.freeze((await dialect.all(sql.chainRows(threadId, toSeq))).map((r) => chainRowOf(r)));
+      }),
+  };
+
   return Object.freeze({
     append: (
       threadId: string,
@@ -331,21 +344,17 @@ export function createSqlLogStore(
         const stored = column(row, "chain_hash");
         return typeof stored === "string" ? stored : undefined;
       }),
-    chainRows: (threadId: string, toSeq: number) =>
-      op("chainRows", threadId, async () => {
-        checkReadArguments(threadId, 0, toSeq);
-        await ownVersions(threadId, "reading the log chain");
-        return Object.freeze((await dialect.all(sql.chainRows(threadId, toSeq))).map((r) => chainRowOf(r)));
-      }),
-    readWithChain: (threadId: string, toSeq: number) =>
-      op("readWithChain", threadId, () => readWithChain(threadId, toSeq)),
+    ...reads,
+    readWithChain: pairedReads(
+      (threadId: string, toSeq: number) =>
+        op("readWithChain", threadId, () => readWithChain(threadId, toSeq)),
+      reads,
+    ),
     length: (threadId: string) =>
       op("length", threadId, async () => {
         checkThreadId(threadId);
         return (await ownVersions(threadId, "reading the log")).logLength;
       }),
-    read: (threadId: string, fromSeq?: number, toSeq?: number) =>
-      op("read", threadId, () => read(threadId, fromSeq, toSeq)),
     readRanges: (threadId: string, ranges: ReadonlyArray<SeqRange>) =>
       op("readRanges", threadId, async () => {
         checkThreadId(threadId);
