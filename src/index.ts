@@ -221,6 +221,7 @@ export type {
   TakenJob,
 } from "./stores/job-queue.js";
 export type {
+  ChainedLogRead,
   LogSearchHit,
   LogSearchOptions,
   LogStore,

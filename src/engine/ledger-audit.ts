@@ -1,5 +1,6 @@
 import { logGenesis, planGenesis } from "../ledger/ledger-chain.js";
 import { type ChainCheck, type ChainFinding, checkLogChain, checkPlanChain } from "../ledger/verify-chain.js";
+import { oneReadOf, type StoredMessage } from "../stores/log-store.js";
 import type { ModelCallRecord } from "../stores/model-call-store.js";
 import type { EngineCore } from "./engine-core.js";
 
@@ -56,22 +57,58 @@ export interface ThreadChains {
   readonly plan?: ChainCheck;
 }
 
-/** Reads and checks a thread's chains up to a log length and a plan version. */
-export async function readChains(
+/** A thread's stored log rows up to a length, as an audit reads them, and its chains checked up to there. */
+export interface AuditedRows {
+  /** The messages with seq below the length, as `LogStore.read` gives them. */
+  readonly entries: ReadonlyArray<StoredMessage>;
+  readonly chains: ThreadChains;
+}
+
+/**
+ * Reads a thread's log rows below `logSeq` and its plan versions up to `planVersion`, and checks both chains. A
+ * log store with `readWithChain` is read once, the messages and the chain from one scan, each body parsed once;
+ * another (or one whose `read` or `chainRows` a wrapper replaced: `oneReadOf`) is read twice (`read`, then
+ * `chainRows` when it keeps a chain), with the same outcome.
+ */
+export async function readAudited(
   core: EngineCore,
   threadId: string,
   logSeq: number,
   planVersion: number,
-): Promise<ThreadChains> {
+): Promise<AuditedRows> {
   const { log, plans } = core.stores;
   const key = core.settings.ledgerKey;
+  const oneRead = oneReadOf(log);
+  if (oneRead !== undefined) {
+    // Read side by side; a log that does not read is the error, as when it was read first.
+    const [logRead, planRead] = await Promise.allSettled([
+      oneRead.call(log, threadId, logSeq),
+      plans.chainRows?.(threadId, planVersion),
+    ]);
+    if (logRead.status === "rejected") throw logRead.reason;
+    if (planRead.status === "rejected") throw planRead.reason;
+    const [read, planRows] = [logRead.value, planRead.value];
+    // The bodies were parsed to give the messages: the walk takes the seq each says from them.
+    const bodySeqs = read.entries.map((e) => e.message.seq);
+    return {
+      entries: read.entries,
+      chains: {
+        log: checkLogChain(threadId, read.chain, key, { bodySeqs }),
+        ...(planRows === undefined ? {} : { plan: checkPlanChain(threadId, planRows, key) }),
+      },
+    };
+  }
+  const entries = await log.read(threadId, 0, logSeq);
   const [logRows, planRows] = await Promise.all([
     log.chainRows?.(threadId, logSeq),
     plans.chainRows?.(threadId, planVersion),
   ]);
   return {
-    ...(logRows === undefined ? {} : { log: checkLogChain(threadId, logRows, key) }),
-    ...(planRows === undefined ? {} : { plan: checkPlanChain(threadId, planRows, key) }),
+    entries,
+    chains: {
+      ...(logRows === undefined ? {} : { log: checkLogChain(threadId, logRows, key) }),
+      ...(planRows === undefined ? {} : { plan: checkPlanChain(threadId, planRows, key) }),
+    },
   };
 }
 

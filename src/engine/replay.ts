@@ -12,6 +12,7 @@ import {
 import { renderPrompt } from "../render/render-prompt.js";
 import type { RenderedPrompt } from "../render/rendered-prompt.js";
 import { aboveClearance, withholdAboveClearance } from "../render/withhold-content.js";
+import type { StoredMessage } from "../stores/log-store.js";
 import type { ModelCallRecord } from "../stores/model-call-store.js";
 import {
   RENDER_FORMAT_VERSION,
@@ -21,7 +22,7 @@ import {
 import { loadTurnInputs } from "./call-record.js";
 import { observed } from "./compaction-steps.js";
 import type { EngineCore } from "./engine-core.js";
-import { judgeCall, type LedgerVerdict, readChains, type ThreadChains } from "./ledger-audit.js";
+import { judgeCall, type LedgerVerdict, readAudited, type ThreadChains } from "./ledger-audit.js";
 import { checkThreadAccess } from "./thread-access.js";
 import { inputOf } from "./thread-cache.js";
 
@@ -84,9 +85,9 @@ export function replayCall(core: EngineCore, callId: string): Promise<ReplayResu
 
 /** Where a replay reads the stored log and plans: per call from the stores, or shared by a thread's replays. */
 interface ReplaySource {
-  log(record: ModelCallRecord): Promise<StoredLog>;
+  /** The stored log up to the call's seq and the thread's chains checked up to its position, from one read. */
+  rows(record: ModelCallRecord): Promise<{ readonly log: StoredLog; readonly chains: ThreadChains }>;
   plan(threadId: string, version: number): Promise<CompactionPlan>;
-  chains(record: ModelCallRecord): Promise<ThreadChains>;
 }
 
 /** The stored log up to a call's seq, or why there is none, and every sign of tampering found on the way. */
@@ -100,9 +101,11 @@ interface StoredLog {
 /** Reads everything per call. */
 function storeSource(core: EngineCore): ReplaySource {
   return {
-    log: (record) => storedLog(core, record),
+    rows: async (record) => {
+      const { entries, chains } = await readAudited(core, record.threadId, record.logSeq, record.planVersion);
+      return { log: storedLog(record, entries), chains };
+    },
     plan: (threadId, version) => core.stores.plans.get(threadId, version),
-    chains: (record) => readChains(core, record.threadId, record.logSeq, record.planVersion),
   };
 }
 
@@ -131,16 +134,15 @@ export async function* replayThreadCalls(core: EngineCore, threadId: string): As
 /** A source that reads the thread's stored log once (up to `upTo`) and each plan version once. */
 function sharedSource(core: EngineCore, threadId: string, upTo: number, planUpTo: number): ReplaySource {
   const plans = new Map<number, Promise<CompactionPlan>>();
-  let whole: Promise<WholeLog> | undefined;
-  let chains: Promise<ThreadChains> | undefined;
+  let whole: Promise<{ log: WholeLog; chains: ThreadChains }> | undefined;
   return {
-    chains: () => {
-      chains ??= readChains(core, threadId, upTo, planUpTo);
-      return chains;
-    },
-    log: async (record) => {
-      whole ??= readWholeLog(core, threadId, upTo);
-      return (await whole).at(record.logSeq);
+    rows: async (record) => {
+      whole ??= readAudited(core, threadId, upTo, planUpTo).then(({ entries, chains }) => ({
+        log: wholeLog(threadId, entries),
+        chains,
+      }));
+      const { log, chains } = await whole;
+      return { log: log.at(record.logSeq), chains };
     },
     plan: (id, version) => {
       let plan = plans.get(version);
@@ -158,8 +160,7 @@ interface WholeLog {
   at(logSeq: number): StoredLog;
 }
 
-async function readWholeLog(core: EngineCore, threadId: string, upTo: number): Promise<WholeLog> {
-  const entries = await core.stores.log.read(threadId, 0, upTo);
+function wholeLog(threadId: string, entries: ReadonlyArray<StoredMessage>): WholeLog {
   const problemSeqs: Array<readonly [number, string]> = [];
   // Prefixes are built in order of length, each extending the last (log values are persistent).
   const prefixes = new Map<number, StoredLog>();
@@ -228,8 +229,8 @@ async function replayRecord(
   });
   if (!FORMATS.includes(record.format))
     return fail(`unknown request format ${JSON.stringify(record.format)}`, []);
-  const read = await source.log(record);
-  const ledger = judgeCall(core, record, await source.chains(record));
+  const { log: read, chains } = await source.rows(record);
+  const ledger = judgeCall(core, record, chains);
   // A message the content-hash check names already is not named twice; every other finding is a problem.
   const chainProblems = ledger.findings
     .filter((f) => f.chain !== "log" || read.named?.has(f.position) !== true)
@@ -334,9 +335,8 @@ function refuseAboveReader(
   );
 }
 
-/** The stored log up to the call's seq, with every sign of tampering found on the way. */
-async function storedLog(core: EngineCore, record: ModelCallRecord): Promise<StoredLog> {
-  const entries = await core.stores.log.read(record.threadId, 0, record.logSeq);
+/** The stored log up to the call's seq (`entries`, as read), with every sign of tampering found on the way. */
+function storedLog(record: ModelCallRecord, entries: ReadonlyArray<StoredMessage>): StoredLog {
   if (entries.length < record.logSeq) {
     return { problems: [`the log holds ${entries.length} of the ${record.logSeq} messages the call saw`] };
   }

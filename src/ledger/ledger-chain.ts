@@ -1,4 +1,4 @@
-import { createHash, createHmac } from "node:crypto";
+import { createHmac, hash } from "node:crypto";
 import { canonicalJson } from "../log/canonical-json.js";
 
 /**
@@ -39,12 +39,11 @@ export interface PlanLinkContent {
 
 function digest(key: string | undefined, parts: ReadonlyArray<string>): string {
   // Fields are joined by NUL: none but the last (a body, which is JSON and so holds no raw NUL either) can hold one.
-  const h = key === undefined ? createHash("sha256") : createHmac("sha256", key);
-  parts.forEach((part, i) => {
-    if (i > 0) h.update("\0");
-    h.update(part);
-  });
-  return h.digest("hex");
+  // Hashed as one string: the same bytes as feeding the fields and separators one by one (a separator between
+  // them, each field's UTF-8 is its own), in one call rather than one per field: about half the time per row.
+  const text = parts.join("\0");
+  if (key === undefined) return hash("sha256", text, "hex");
+  return createHmac("sha256", key).update(text).digest("hex");
 }
 
 /** The value before a thread's first log row. */

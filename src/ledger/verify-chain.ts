@@ -1,5 +1,13 @@
-import { canonicalJson } from "../log/canonical-json.js";
-import { logGenesis, logLink, planGenesis, planLink } from "./ledger-chain.js";
+import { ValidationError } from "../errors/ledger-error.js";
+import {
+  chainedTokens,
+  type LogLinkContent,
+  logGenesis,
+  logLink,
+  type PlanLinkContent,
+  planGenesis,
+  planLink,
+} from "./ledger-chain.js";
 
 /** A log row as a store reads it back for verification: the raw stored columns, nothing parsed away. */
 export interface LogChainRow {
@@ -25,6 +33,18 @@ export interface PlanChainRow {
   readonly chainHash: string | null;
 }
 
+/**
+ * The rows' bodies as the store that read them parsed them already (`LogStore.readWithChain`), so the check does
+ * not parse each body again to learn the seq it says.
+ */
+export interface ParsedLogBodies {
+  /**
+   * Per row, index for index, the `seq` its body holds (`undefined` when it holds no numeric seq): exactly what
+   * `JSON.parse(row.body).seq` gives when that is a number.
+   */
+  readonly bodySeqs: ReadonlyArray<number | undefined>;
+}
+
 /** One finding: where in the chain (seq or plan version) and what is wrong, in a sentence naming the row. */
 export interface ChainFinding {
   readonly position: number;
@@ -47,8 +67,11 @@ const MAX_NAMED = 20;
 
 const quote = (s: string): string => JSON.stringify(s);
 
-/** What the generic walk needs to know about one kind of chain (log rows, plan versions). */
-interface ChainSpec<R> {
+/**
+ * What the generic walk needs to know about one kind of chain (log rows, plan versions). `C` is what a link covers
+ * of a row, worked out once per row however many links of it the walk computes.
+ */
+interface ChainSpec<R, C> {
   /** The first position: seq 0, plan version 1. */
   readonly first: number;
   /** The genesis with the verifier's key, and without one (to tell a chain written without the key). */
@@ -59,11 +82,13 @@ interface ChainSpec<R> {
   where(row: R): string;
   /** The finding for positions `from` to `to` (inclusive) missing. */
   missing(from: number, to: number): string;
-  /** The position the row's body says it is at, when it says one. */
-  bodyPosition(row: R): number | undefined;
+  /** The position the body of the row at `index` says it is at, when it says one. */
+  bodyPosition(row: R, index: number): number | undefined;
   /** The finding for a body that says another position. */
   moved(bodyPosition: number, position: number): string;
-  link(previous: string, row: R, key: string | undefined): string;
+  /** What a link covers of the row. */
+  content(row: R): C;
+  link(previous: string, content: C, key: string | undefined): string;
   /** "rows" or "versions", as in "although rows before it have". */
   readonly rows: string;
   /** What a broken link means was changed, e.g. "its message body, seq or token counts". */
@@ -80,9 +105,9 @@ export const WRONG_KEY_HINT =
  * Walks a chain from its genesis, one check for both chains so they cannot drift. Each link is checked against
  * the stored hash of the row before it, so a finding names the row that changed rather than every row after it.
  */
-function walkChain<R>(
+function walkChain<R, C>(
   threadId: string,
-  spec: ChainSpec<R>,
+  spec: ChainSpec<R, C>,
   rows: ReadonlyArray<R>,
   key?: string,
 ): ChainCheck {
@@ -95,9 +120,10 @@ function walkChain<R>(
   // For the wrong-key hint: the first row's link finding, and whether any chained row verified.
   let firstLinkFinding: number | undefined;
   let anyVerified = false;
-  for (const row of rows) {
+  rows.forEach((row, index) => {
     const position = spec.position(row);
-    const where = spec.where(row);
+    // Only a finding names the row: an intact chain never builds the name.
+    const where = () => spec.where(row);
     if (position > expected) {
       findings.add(expected, spec.missing(expected, position - 1));
       // The recomputed heads stop at the gap: a call that saw the missing rows cannot match anything.
@@ -105,35 +131,42 @@ function walkChain<R>(
       previousStored = undefined;
     }
     expected = position + 1;
-    const bodyPosition = spec.bodyPosition(row);
+    const bodyPosition = spec.bodyPosition(row, index);
     if (bodyPosition !== undefined && bodyPosition !== position) {
-      findings.add(position, `${where} ${spec.moved(bodyPosition, position)}`);
+      findings.add(position, `${where()} ${spec.moved(bodyPosition, position)}`);
     }
-    const recomputed = spec.link(heads[heads.length - 1]!, row, key);
+    const content = spec.content(row);
+    const head = heads[heads.length - 1]!;
+    const recomputed = spec.link(head, content, key);
     const stored = chainHashOf(row);
     if (stored === null) {
       unchained++;
       if (chainedSeen) {
         findings.add(
           position,
-          `${where} has no chain hash although ${spec.rows} before it have: it was removed`,
+          `${where()} has no chain hash although ${spec.rows} before it have: it was removed`,
         );
       }
     } else {
       chainedSeen = true;
+      // Along an intact chain the stored hash before the row is the recomputed head: the link is the same one.
       const local: string | undefined =
-        previousStored === undefined ? undefined : spec.link(previousStored, row, key);
+        previousStored === undefined
+          ? undefined
+          : previousStored === head
+            ? recomputed
+            : spec.link(previousStored, content, key);
       if (local === stored) anyVerified = true;
       else if (bodyPosition === undefined || bodyPosition === position) {
         if (position === spec.first) firstLinkFinding = findings.count;
-        findings.add(position, `${where} ${brokenLink(spec, row, previousStored, stored, key)}`);
+        findings.add(position, `${where()} ${brokenLink(spec, row, content, previousStored, stored, key)}`);
       }
     }
     const extra = spec.extra?.(row);
-    if (extra !== undefined) findings.add(position, `${where} ${extra}`);
+    if (extra !== undefined) findings.add(position, `${where()} ${extra}`);
     heads.push(recomputed);
     previousStored = stored ?? recomputed;
-  }
+  });
   if (firstLinkFinding !== undefined && !anyVerified) findings.amend(firstLinkFinding, `; ${WRONG_KEY_HINT}`);
   return { findings: findings.list(), heads, unchained };
 }
@@ -141,9 +174,10 @@ function walkChain<R>(
 const chainHashOf = (row: unknown): string | null => (row as { chainHash: string | null }).chainHash;
 
 /** Why a link does not verify, in words: a changed row, or a chain written (or rewritten) without the key. */
-function brokenLink<R>(
-  spec: ChainSpec<R>,
+function brokenLink<R, C>(
+  spec: ChainSpec<R, C>,
   row: R,
+  content: C,
   previous: string | undefined,
   stored: string,
   key: string | undefined,
@@ -153,7 +187,7 @@ function brokenLink<R>(
   if (
     keylessPrevious !== undefined &&
     key !== undefined &&
-    spec.link(keylessPrevious, row, undefined) === stored
+    spec.link(keylessPrevious, content, undefined) === stored
   ) {
     return "has a chain hash computed without the ledger key: the chain was rewritten (or written) by someone without the key";
   }
@@ -166,13 +200,20 @@ function brokenLink<R>(
  * row, a missing seq (a deleted row), a row whose body says another seq or whose seq moved (reordered or inserted
  * rows), changed appended token counts, a chain hash removed, and a chain recomputed without the ledger key.
  */
-export function checkLogChain(threadId: string, rows: ReadonlyArray<LogChainRow>, key?: string): ChainCheck {
+export function checkLogChain(
+  threadId: string,
+  rows: ReadonlyArray<LogChainRow>,
+  key?: string,
+  parsed?: ParsedLogBodies,
+): ChainCheck {
   const thread = `thread ${quote(threadId)}`;
-  const contentOf = (row: LogChainRow) => ({
-    seq: row.seq,
-    body: row.body,
-    tokens: canonicalJson(row.appendedTokens ?? row.tokens),
-  });
+  const bodySeqs = parsed?.bodySeqs;
+  if (bodySeqs !== undefined && bodySeqs.length !== rows.length) {
+    throw new ValidationError(
+      `checkLogChain got ${bodySeqs.length} parsed body seqs for ${rows.length} rows: give one per row, in order`,
+      { threadId, field: "parsed.bodySeqs" },
+    );
+  }
   return walkChain(
     threadId,
     {
@@ -183,14 +224,19 @@ export function checkLogChain(threadId: string, rows: ReadonlyArray<LogChainRow>
       where: (row) => `${thread} seq ${row.seq} (message ${quote(row.messageId)})`,
       missing: (from, to) =>
         `${thread}: ${from === to ? `seq ${from} is` : `seqs ${from}–${to} are`} missing from the log: rows were deleted`,
-      bodyPosition: (row) => seqInBody(row.body),
+      bodyPosition: (row, index) => (bodySeqs === undefined ? seqInBody(row.body) : bodySeqs[index]),
       moved: (bodySeq, seq) =>
         `holds a message whose body says seq ${bodySeq}: ${
           bodySeq > seq
             ? "rows before it were deleted, or rows were reordered"
             : "rows were inserted before it, or rows were reordered"
         }`,
-      link: (previous, row, k) => logLink(previous, contentOf(row), k),
+      content: (row): LogLinkContent => ({
+        seq: row.seq,
+        body: row.body,
+        tokens: chainedTokens(row.appendedTokens ?? row.tokens),
+      }),
+      link: logLink,
       rows: "rows",
       changed: "its message body, seq or token counts",
       extra: (row) => {
@@ -225,7 +271,8 @@ export function checkPlanChain(
       bodyPosition: (row) => versionInBody(row.kind, row.body),
       moved: (bodyVersion) =>
         `holds a plan whose body says version ${bodyVersion}: versions were reordered or renumbered`,
-      link: (previous, row, k) => planLink(previous, row, k),
+      content: (row): PlanLinkContent => row,
+      link: planLink,
       rows: "versions",
       changed: "its body (actions, reasons, strategies), kind or commit time",
     },

@@ -24,6 +24,14 @@ export interface StoredMessage {
   readonly tokens: TokenCounts;
 }
 
+/** A thread's rows as `LogStore.readWithChain` reads them: the messages and the chain rows, one of each per row. */
+export interface ChainedLogRead {
+  /** The messages, as `read` gives them: `entries[i].message` is the body of `chain[i]` parsed. */
+  readonly entries: ReadonlyArray<StoredMessage>;
+  /** The same rows as stored, as `chainRows` gives them. */
+  readonly chain: ReadonlyArray<LogChainRow>;
+}
+
 /** A half-open range of seqs: `from` ≤ seq < `to`. */
 export interface SeqRange {
   readonly from: number;
@@ -78,6 +86,14 @@ export interface LogStore {
   chainHead?(threadId: string, seq: number): Promise<string | undefined>;
   /** The rows with seq below `toSeq` as stored, for verifying the chain (optional, with `chainHead`). */
   chainRows?(threadId: string, toSeq: number): Promise<ReadonlyArray<LogChainRow>>;
+  /**
+   * The rows with seq below `toSeq` read once, for an audit that checks both their content hashes and their chain:
+   * what `read(threadId, 0, toSeq)` and `chainRows(threadId, toSeq)` give, from one scan that parses each body
+   * once. A row that does not read throws as `read` does. Optional, with `chainRows`: a replay on a store without
+   * it reads the rows twice. A store spread into a wrapper that replaces `read` or `chainRows` but keeps this
+   * method is read through the replaced methods (`oneReadOf`); a wrapper that replaces this method answers for it.
+   */
+  readWithChain?(threadId: string, toSeq: number): Promise<ChainedLogRead>;
   /** Ids of every thread with at least one message, sorted. */
   threads(): Promise<ReadonlyArray<string>>;
   /**
@@ -104,6 +120,34 @@ export interface LogStore {
   readonly tenant?: string;
   /** What the thread is to this store's tenant: its own, not yet claimed, or another tenant's (`denied`). */
   access?(threadId: string): Promise<ThreadAccess>;
+}
+
+/** The `read` and `chainRows` each store's own `readWithChain` reads like (see `pairedReads`). */
+const readsOfOneRead = new WeakMap<object, Pick<LogStore, "read" | "chainRows">>();
+
+/**
+ * Marks `readWithChain` as a store's own, reading what its `read` and `chainRows` read: a backend calls it on the
+ * method it hands out, so `oneReadOf` can tell when a wrapper replaced one of those two and kept this one.
+ */
+export function pairedReads<F extends NonNullable<LogStore["readWithChain"]>>(
+  readWithChain: F,
+  reads: Pick<LogStore, "read" | "chainRows">,
+): F {
+  readsOfOneRead.set(readWithChain, reads);
+  return readWithChain;
+}
+
+/**
+ * The log store's `readWithChain` when a replay may use it in place of `read` and `chainRows`: absent when the store
+ * has none, or when it is a backend's own but the store's `read` or `chainRows` is not (a wrapper spread the store
+ * and replaced them, e.g. to see what `read` returns): the replaced methods then say what the rows are.
+ */
+export function oneReadOf(log: LogStore): LogStore["readWithChain"] {
+  const one = log.readWithChain;
+  const paired = one === undefined ? undefined : readsOfOneRead.get(one);
+  if (paired !== undefined && (paired.read !== log.read || paired.chainRows !== log.chainRows))
+    return undefined;
+  return one;
 }
 
 /** The conflict raised when an append names a stale log length. */

@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
 import { NotFoundError, ValidationError, VersionConflictError } from "../../src/errors/ledger-error.js";
-import type { LogStore, StoredMessage } from "../../src/stores/log-store.js";
+import { type LogStore, oneReadOf, type StoredMessage } from "../../src/stores/log-store.js";
 import type { StoreOpener } from "./store-backends.js";
 import { batch, COUNTER, stored } from "./store-fixtures.js";
 
@@ -123,6 +123,40 @@ export function logCases(opener: StoreOpener, title: (t: string) => string): voi
     );
     expect((await log.read("t1", 1, 2))[0]!.tokens.z).toBeUndefined();
   });
+
+  it(title("readWithChain gives what read and chainRows give, from one read"), async () => {
+    const { log } = await seeded(opener, 5);
+    // Counts merged since the append: the row's counts and the counts it was chained with differ.
+    await log.setTokenCounts("t1", [{ seq: 1, tokens: { "bpe:o200k_base+openai": 11 } }]);
+    for (const toSeq of [0, 1, 3, 5, 9]) {
+      const { entries, chain } = await log.readWithChain!("t1", toSeq);
+      expect(entries).toEqual(await log.read("t1", 0, toSeq));
+      expect(chain).toEqual(await log.chainRows!("t1", toSeq));
+      expect(entries.map((e) => e.message)).toEqual(chain.map((r) => JSON.parse(r.body)));
+    }
+    const { entries } = await log.readWithChain!("t1", 5);
+    expect(Object.isFrozen(entries[0]!.message.parts[0])).toBe(true);
+    expect(Object.isFrozen(entries[0]!.tokens)).toBe(true);
+    expect(await log.readWithChain!("unknown", 3)).toEqual({ entries: [], chain: [] });
+    await rejection(log.readWithChain!("t1", -1), ValidationError);
+    await rejection(log.readWithChain!("", 1), ValidationError);
+  });
+
+  it(
+    title("oneReadOf gives readWithChain unless a wrapper replaced read or chainRows and kept it"),
+    async () => {
+      const { log } = await seeded(opener, 2);
+      expect(oneReadOf(log)).toBe(log.readWithChain);
+      expect(oneReadOf({ ...log })).toBe(log.readWithChain);
+      expect(oneReadOf({ ...log, read: async (t, from, to) => log.read(t, from, to) })).toBeUndefined();
+      expect(oneReadOf({ ...log, chainRows: async (t, to) => log.chainRows!(t, to) })).toBeUndefined();
+      // A wrapper that replaces readWithChain too answers for it.
+      const own = async (t: string, to: number) => log.readWithChain!(t, to);
+      expect(oneReadOf({ ...log, read: async (t) => log.read(t), readWithChain: own })).toBe(own);
+      const { readWithChain: _, ...without } = log;
+      expect(oneReadOf(without)).toBeUndefined();
+    },
+  );
 
   it(title("threads lists every thread with messages, and threads are independent"), async () => {
     const { stores } = await opener.fresh();

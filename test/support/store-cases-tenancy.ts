@@ -93,6 +93,7 @@ export function tenancyCases(opener: StoreOpener, title: (t: string) => string):
     await expectDenied(other.log.setTokenCounts("t1", [{ seq: 0, tokens: { [COUNTER]: 1 } }]));
     await expectDenied(other.log.chainHead!("t1", 2));
     await expectDenied(other.log.chainRows!("t1", 3));
+    await expectDenied(other.log.readWithChain!("t1", 3));
     expect(await other.log.access!("t1")).toBe("denied");
     expect(await other.log.threads()).toEqual([]);
   });

@@ -8,7 +8,7 @@ import {
 import type { LogChainRow } from "../../ledger/verify-chain.js";
 import { deepFreeze } from "../../log/deep-freeze.js";
 import { checkSearchArguments, searchTextOf } from "../log-search.js";
-import type { LogSearchOptions } from "../log-store.js";
+import type { ChainedLogRead, LogSearchOptions } from "../log-store.js";
 import {
   checkAppendBatch,
   checkReadArguments,
@@ -18,6 +18,7 @@ import {
   type LogStore,
   logConflict,
   normalizeRanges,
+  pairedReads,
   type SeqRange,
   type StoredMessage,
   type TokenCountUpdate,
@@ -196,6 +197,18 @@ export function createMemoryLogStore(
     );
   }
 
+  function readWithChain(threadId: string, toSeq: number): ChainedLogRead {
+    const chain = chainRows(threadId, toSeq);
+    const entries = threadOf(threadId)?.entries.slice(0, chain.length) ?? [];
+    return Object.freeze({ entries: Object.freeze(entries), chain });
+  }
+
+  // The methods readWithChain reads like, handed out as they are (so a replaced one can be told: `oneReadOf`).
+  const reads = {
+    read: async (threadId: string, fromSeq?: number, toSeq?: number) => read(threadId, fromSeq, toSeq),
+    chainRows: async (threadId: string, toSeq: number) => chainRows(threadId, toSeq),
+  };
+
   return Object.freeze({
     [MEMORY_ROWS]: (threadId: string): MemoryLogRows | undefined => threadOf(threadId),
     append: async (
@@ -208,12 +221,15 @@ export function createMemoryLogStore(
       checkReadArguments(threadId, seq, undefined);
       return seq === 0 ? undefined : threadOf(threadId)?.chain[seq - 1];
     },
-    chainRows: async (threadId: string, toSeq: number) => chainRows(threadId, toSeq),
+    ...reads,
+    readWithChain: pairedReads(
+      async (threadId: string, toSeq: number) => readWithChain(threadId, toSeq),
+      reads,
+    ),
     length: async (threadId: string) => {
       checkThreadId(threadId);
       return threadOf(threadId)?.entries.length ?? 0;
     },
-    read: async (threadId: string, fromSeq?: number, toSeq?: number) => read(threadId, fromSeq, toSeq),
     readRanges: async (threadId: string, ranges: ReadonlyArray<SeqRange>) => readRanges(threadId, ranges),
     seqsOf: async (threadId: string, ids: ReadonlyArray<string>) => seqsOf(threadId, ids),
     setTokenCounts: async (threadId: string, updates: ReadonlyArray<TokenCountUpdate>) =>

@@ -9,6 +9,7 @@ import {
 import type { LogChainRow } from "../../ledger/verify-chain.js";
 import { checkSearchArguments } from "../log-search.js";
 import {
+  type ChainedLogRead,
   checkAppendBatch,
   checkReadArguments,
   checkThreadId,
@@ -19,6 +20,7 @@ import {
   type LogStore,
   logConflict,
   normalizeRanges,
+  pairedReads,
   type SeqRange,
   type StoredMessage,
   storedFromRow,
@@ -209,18 +211,39 @@ export function createSqlLogStore(
   }
 
   const parseJson = (value: unknown): unknown => (typeof value === "string" ? JSON.parse(value) : value);
-  const chainRowOf = (row: unknown): LogChainRow => {
+  /** A row of `sql.chainRows` as a chain row; `tokens`: its counts parsed already (by `readWithChain`). */
+  const chainRowOf = (row: unknown, tokens?: unknown): LogChainRow => {
     const appended = column(row, "chained_tokens");
     const hash = column(row, "chain_hash");
+    const stored = column(row, "tokens");
+    const counts = tokens ?? parseJson(stored);
     return {
       seq: dialect.int(row, "seq"),
       messageId: String(column(row, "message_id")),
       body: String(column(row, "body")),
-      tokens: parseJson(column(row, "tokens")),
-      appendedTokens: appended == null ? null : parseJson(appended),
+      tokens: counts,
+      // Counts never merged into since the append are the same text: parsed once for both.
+      appendedTokens: appended == null ? null : appended === stored ? counts : parseJson(appended),
       chainHash: typeof hash === "string" ? hash : null,
     };
   };
+
+  /**
+   * The rows below `toSeq` in one scan, each body parsed once: the message `read` would give (checked the same
+   * way, so a row that does not read throws the same error) and the chain row `chainRows` would give.
+   */
+  async function readWithChain(threadId: string, toSeq: number): Promise<ChainedLogRead> {
+    checkReadArguments(threadId, 0, toSeq);
+    await ownVersions(threadId, "reading the log");
+    const entries: StoredMessage[] = [];
+    const chain: LogChainRow[] = [];
+    for (const row of await dialect.all(sql.chainRows(threadId, toSeq))) {
+      const entry = storedFromRow(threadId, column(row, "body"), column(row, "tokens"));
+      entries.push(entry);
+      chain.push(chainRowOf(row, entry.tokens));
+    }
+    return Object.freeze({ entries: Object.freeze(entries), chain: Object.freeze(chain) });
+  }
 
   async function append(
     threadId: string,
@@ -293,6 +316,18 @@ export function createSqlLogStore(
     });
   }
 
+  // The methods readWithChain reads like, handed out as they are (so a replaced one can be told: `oneReadOf`).
+  const reads = {
+    read: (threadId: string, fromSeq?: number, toSeq?: number) =>
+      op("read", threadId, () => read(threadId, fromSeq, toSeq)),
+    chainRows: (threadId: string, toSeq: number) =>
+      op("chainRows", threadId, async () => {
+        checkReadArguments(threadId, 0, toSeq);
+        await ownVersions(threadId, "reading the log chain");
+        return Object.freeze((await dialect.all(sql.chainRows(threadId, toSeq))).map((r) => chainRowOf(r)));
+      }),
+  };
+
   return Object.freeze({
     append: (
       threadId: string,
@@ -309,19 +344,17 @@ export function createSqlLogStore(
         const stored = column(row, "chain_hash");
         return typeof stored === "string" ? stored : undefined;
       }),
-    chainRows: (threadId: string, toSeq: number) =>
-      op("chainRows", threadId, async () => {
-        checkReadArguments(threadId, 0, toSeq);
-        await ownVersions(threadId, "reading the log chain");
-        return Object.freeze((await dialect.all(sql.chainRows(threadId, toSeq))).map(chainRowOf));
-      }),
+    ...reads,
+    readWithChain: pairedReads(
+      (threadId: string, toSeq: number) =>
+        op("readWithChain", threadId, () => readWithChain(threadId, toSeq)),
+      reads,
+    ),
     length: (threadId: string) =>
       op("length", threadId, async () => {
         checkThreadId(threadId);
         return (await ownVersions(threadId, "reading the log")).logLength;
       }),
-    read: (threadId: string, fromSeq?: number, toSeq?: number) =>
-      op("read", threadId, () => read(threadId, fromSeq, toSeq)),
     readRanges: (threadId: string, ranges: ReadonlyArray<SeqRange>) =>
       op("readRanges", threadId, async () => {
         checkThreadId(threadId);
