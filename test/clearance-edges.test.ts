@@ -1,8 +1,10 @@
-// Where a stub cannot stand in for content above the reader's clearance. A stub can be longer than the message it
-// replaces: a turn the pipeline fitted must then not go out over its budget. And the tool-use cycle in progress
-// must keep its signed reasoning with its calls. prepareTurn refuses both, before committing or recording anything.
+// Where a stub cannot simply stand in for content above the reader's clearance. A stub can be longer than the
+// message it replaces: a turn the pipeline fitted is then compacted again to make room, and refused (before
+// committing or recording anything) only when nothing more can be compacted. And the tool-use cycle in progress
+// must keep its signed reasoning with its calls: prepareTurn refuses that too.
 import { describe, expect, it } from "vitest";
 import {
+  availableForPrompt,
   BudgetInfeasibleError,
   ClearanceError,
   createContextEngine,
@@ -27,7 +29,7 @@ const THREAD: MessageInput[] = [
 ];
 
 describe("clearance stubs and the budget", () => {
-  it("a request the stubs push over the budget is refused, nothing committed or recorded", async () => {
+  it("a request the stubs push over the budget is compacted again to make room, and stays within it", async () => {
     const stores = createMemoryStores();
     const writer = createContextEngine({ stores, clearance: "restricted", budget: 100_000 });
     await writer.append("t", THREAD);
@@ -44,11 +46,34 @@ describe("clearance stubs and the budget", () => {
       THREAD,
     );
     const reader = createContextEngine({ stores: fresh, clearance: "internal", budget });
+    // Stubbed without compacting, the request would be over: a stub is longer than "ok".
+    const stubbed = await reader.render("t", { format: "openai" });
+    expect(stubbed.prompt.tokenCount).toBeGreaterThan(availableForPrompt(budget));
+    const turn = await reader.prepareTurn("t", { format: "openai" });
+    expect(turn.prompt.tokenCount).toBeLessThanOrEqual(availableForPrompt(budget));
+    expect(JSON.stringify(turn.request)).not.toMatch(/"ok"/);
+    expect(turn.request.messages.at(-1)).toMatchObject({ role: "user", content: "and now?" });
+    // The budget recorded is the caller's, not the tighter one the refit compacted for; replay reproduces it.
+    const record = await fresh.calls.get(turn.callId);
+    expect(record?.budget?.available).toBe(availableForPrompt(budget));
+    expect((await reader.replay(turn.callId)).ok).toBe(true);
+  });
+
+  it("stubs that no compaction can make room for are refused, nothing committed or recorded", async () => {
+    // The confidential messages are pinned: no pipeline may compact them, so nothing can make room for their stubs.
+    const stores = createMemoryStores();
+    const writer = createContextEngine({ stores, clearance: "restricted", budget: 100_000 });
+    await writer.append(
+      "t",
+      THREAD.map((m) => (m.meta === undefined ? m : { ...m, meta: { ...m.meta, pinned: true } })),
+    );
+    const { prompt } = await writer.render("t", { format: "openai" });
+    const budget = createTokenBudget({ contextWindow: prompt.tokenCount, reserveOutput: 0, safetyMargin: 0 });
+    const reader = createContextEngine({ stores, clearance: "internal", budget });
     const error = await rejection(reader.prepareTurn("t", { format: "openai" }), BudgetInfeasibleError);
-    expect(error.message).toMatch(/stubs of content above the reader's clearance/);
     expect(error.required).toBeGreaterThan(error.available);
-    expect(await fresh.calls.list("t")).toEqual([]);
-    expect(await fresh.plans.versions("t")).toEqual([]);
+    expect(await stores.calls.list("t")).toEqual([]);
+    expect(await stores.plans.versions("t")).toEqual([]);
   });
 
   it("a signed thinking block of the cycle in progress above the clearance is refused, not stubbed", async () => {

@@ -68,6 +68,9 @@ async function nextCallNumber(core: EngineCore, threadId: string): Promise<numbe
   return (await calls.list(threadId)).length + 1;
 }
 
+/** How many times a turn compacts again to make room for clearance stubs before it gives up. */
+const STUB_REFITS = 3;
+
 async function runTurn<F extends ProviderFormat>(
   core: EngineCore,
   state: LoadedThread,
@@ -79,25 +82,46 @@ async function runTurn<F extends ProviderFormat>(
   requireMessages(state, threadId);
   const calibration = await core.calibration.get(input.model);
   const calibrated = calibratedBudget(input.budget, calibration.ratio);
-  const {
+  let {
     result: compacted,
     rehydration,
     turn,
     waited,
   } = await compactTurn(core, state, input, calibrated, calibration.ratio);
-  const budget = turn.budget;
+  let budget = turn.budget;
   // What the reader may see: content above the engine's clearance as stubs, or refused before anything is
   // committed. The stubs keep every call and result, so the request is built and checked again when any was made.
-  const prompt = readerView(core, state.log, compacted.prompt, "prepareTurn");
-  if (prompt !== compacted.prompt && prompt.tokenCount > availableForPrompt(budget)) {
-    // A stub can be longer than the short message it stands for: a request the pipeline fitted can then be over
-    // by those few tokens. Refused before anything is committed or recorded, never sent over the budget.
-    throw new BudgetInfeasibleError(
-      "the stubs of content above the reader's clearance are longer than what they replace",
-      prompt.tokenCount,
-      availableForPrompt(budget),
-      { threadId },
-    );
+  let prompt = readerView(core, state.log, compacted.prompt, "prepareTurn");
+  // A stub can be longer than the short message it stands for, so a request the pipeline fitted can be over by
+  // those few tokens: compact again with that much less room (the pipeline's decisions depend on the budget, the
+  // rendering, and so replay, does not). Never sent over the budget: refused, before anything is committed or
+  // recorded, only when compacting harder cannot make room.
+  for (
+    let extra = 0, refits = 0;
+    prompt !== compacted.prompt && prompt.tokenCount > availableForPrompt(budget);
+  ) {
+    if (refits === STUB_REFITS) {
+      throw new BudgetInfeasibleError(
+        "the stubs of content above the reader's clearance are longer than what they replace, and compacting harder does not make room for them",
+        prompt.tokenCount,
+        availableForPrompt(budget),
+        { threadId },
+      );
+    }
+    refits++;
+    // The overflow counts the stubs of everything the request kept; compacting keeps fewer. Each refit takes that
+    // much more room away, but at most half of what is left, so the pipeline always has a target to aim for.
+    const room = availableForPrompt(budget);
+    extra = Math.min(extra + prompt.tokenCount - room, Math.floor(room * (1 - 0.5 ** refits)));
+    const tighter = { ...calibrated, safetyMargin: calibrated.safetyMargin + extra };
+    ({
+      result: compacted,
+      rehydration,
+      turn,
+      waited,
+    } = await compactTurn(core, state, input, tighter, calibration.ratio));
+    budget = { ...turn.budget, safetyMargin: turn.budget.safetyMargin - extra };
+    prompt = readerView(core, state.log, compacted.prompt, "prepareTurn");
   }
   const { request: _built, ...rest } = compacted;
   const result: PipelineSuccess = prompt === compacted.prompt ? compacted : { ...rest, prompt };
