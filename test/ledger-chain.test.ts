@@ -14,9 +14,10 @@ import {
 import { hashMessageContent } from "../src/log/canonical-json.js";
 import type { Message } from "../src/log/message.js";
 import { createPlan } from "../src/plan/compaction-plan.js";
-import { MEMORY_ROWS, type MemoryLogRows } from "../src/stores/memory/memory-log-store.js";
+import { MEMORY_ROWS } from "../src/stores/memory/memory-log-store.js";
 import type { MemoryPlanRows } from "../src/stores/memory/memory-plan-store.js";
 import type { Stores } from "../src/stores/stores.js";
+import { rewriteLogRows } from "./support/raw-log-rows.js";
 import { simpleCounter } from "./support/simple-counter.js";
 import { STORE_BACKENDS, StoreOpener } from "./support/store-backends.js";
 import { createAtSchema, rawSql } from "./support/store-cases-plan.js";
@@ -74,27 +75,37 @@ interface RawMessage {
   chainHash: string | null;
 }
 
+/** `rewriteLogRows` with each row's message and counts parsed, and written back as JSON. */
+function rewriteParsed(
+  stores: Stores,
+  target: StoreTarget,
+  edit: (rows: RawMessage[]) => RawMessage[],
+): Promise<void> {
+  return rewriteLogRows(stores, target, "t", (rows) =>
+    edit(
+      rows.map((r) => ({
+        seq: r.seq,
+        message: JSON.parse(r.body) as Message,
+        tokens: JSON.parse(r.tokens) as Record<string, number>,
+        chainedTokens: r.chained,
+        chainHash: r.hash,
+      })),
+    ).map((r) => ({
+      seq: r.seq,
+      id: r.message.id,
+      body: JSON.stringify(r.message),
+      tokens: JSON.stringify(r.tokens),
+      chained: r.chainedTokens,
+      hash: r.chainHash,
+    })),
+  );
+}
+
 function tamperer(stores: Stores, target: StoreTarget): Tamperer {
   if (target.kind === "memory") {
-    const logRows = (stores.log as unknown as Record<symbol, (t: string) => MemoryLogRows>)[MEMORY_ROWS]!(
-      "t",
-    );
     const planRows = (stores as unknown as Record<symbol, (t: string) => MemoryPlanRows>)[MEMORY_ROWS]!("t");
     return {
-      rewriteLog: async (edit) => {
-        const rows = edit(
-          logRows.entries.map((e, seq) => ({
-            seq,
-            message: e.message,
-            tokens: { ...e.tokens },
-            chainedTokens: logRows.chainedTokens[seq] ?? null,
-            chainHash: logRows.chain[seq] ?? null,
-          })),
-        ).sort((a, b) => a.seq - b.seq);
-        logRows.entries.splice(0, Infinity, ...rows.map((r) => ({ message: r.message, tokens: r.tokens })));
-        logRows.chain.splice(0, Infinity, ...rows.map((r) => r.chainHash ?? ""));
-        logRows.chainedTokens.splice(0, Infinity, ...rows.map((r) => r.chainedTokens ?? "{}"));
-      },
+      rewriteLog: (edit) => rewriteParsed(stores, target, edit),
       rewritePlans: async (from, to) => {
         planRows.plans.forEach((plan, i) => {
           const text = JSON.stringify(plan).replaceAll(from, to);
@@ -109,37 +120,7 @@ function tamperer(stores: Stores, target: StoreTarget): Tamperer {
     };
   }
   return {
-    rewriteLog: async (edit) => {
-      const before = await rawSql(
-        target,
-        "SELECT seq, body, tokens, chained_tokens, chain_hash FROM {messages} WHERE thread_id = ? ORDER BY seq",
-        "t",
-      );
-      const rows = edit(
-        before.map((r) => ({
-          seq: Number(r.seq),
-          message: JSON.parse(String(r.body)) as Message,
-          tokens: (typeof r.tokens === "string" ? JSON.parse(r.tokens) : r.tokens) as Record<string, number>,
-          chainedTokens: (r.chained_tokens as string | null) ?? null,
-          chainHash: (r.chain_hash as string | null) ?? null,
-        })),
-      );
-      await rawSql(target, "DELETE FROM {messages} WHERE thread_id = ?", "t");
-      for (const r of rows) {
-        await rawSql(
-          target,
-          `INSERT INTO {messages} (thread_id, seq, message_id, body, tokens, chained_tokens, chain_hash)
-           VALUES (?, ?, ?, ?, ?, ?, ?)`,
-          "t",
-          r.seq,
-          r.message.id,
-          JSON.stringify(r.message),
-          JSON.stringify(r.tokens),
-          r.chainedTokens,
-          r.chainHash,
-        );
-      }
-    },
+    rewriteLog: (edit) => rewriteParsed(stores, target, edit),
     rewritePlans: async (from, to) => {
       await rawSql(
         target,

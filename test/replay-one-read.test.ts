@@ -9,9 +9,10 @@ import { hashMessageContent } from "../src/log/canonical-json.js";
 import type { Message } from "../src/log/message.js";
 import { createPlan } from "../src/plan/compaction-plan.js";
 import type { LogStore } from "../src/stores/log-store.js";
-import { MEMORY_ROWS, type MemoryLogRows } from "../src/stores/memory/memory-log-store.js";
+import { MEMORY_ROWS } from "../src/stores/memory/memory-log-store.js";
 import type { MemoryPlanRows } from "../src/stores/memory/memory-plan-store.js";
 import type { Stores } from "../src/stores/stores.js";
+import { type RawLogRow, rewriteLogRows } from "./support/raw-log-rows.js";
 import { simpleCounter } from "./support/simple-counter.js";
 import { STORE_BACKENDS, StoreOpener } from "./support/store-backends.js";
 import { rawSql } from "./support/store-cases-plan.js";
@@ -21,14 +22,7 @@ import { stepConversation } from "./support/tool-rounds.js";
 const KEY = "a-ledger-key-for-the-one-read-test-0123";
 
 /** A message row as a database holds it: every column as text. */
-interface RawRow {
-  seq: number;
-  id: string;
-  body: string;
-  tokens: string;
-  chained: string | null;
-  hash: string | null;
-}
+type RawRow = RawLogRow;
 
 /** The methods of a log store that read message rows. */
 const ROW_READS = new Set(["read", "readRanges", "chainRows", "readWithChain"]);
@@ -116,59 +110,9 @@ const TAMPERINGS: Record<string, ((rows: RawRow[]) => RawRow[]) | null> = {
   "edited plan reason": null,
 };
 
-/** Rewrites a thread's raw rows on a backend: SQL on a database, the raw rows of a memory store. */
-async function rewriteRows(stores: Stores, target: StoreTarget, edit: (rows: RawRow[]) => RawRow[]) {
-  if (target.kind === "memory") {
-    const raw = (stores.log as unknown as Record<symbol, (t: string) => MemoryLogRows>)[MEMORY_ROWS]!("t");
-    const rows = edit(
-      raw.entries.map((e, seq) => ({
-        seq,
-        id: e.message.id,
-        body: JSON.stringify(e.message),
-        tokens: JSON.stringify(e.tokens),
-        chained: raw.chainedTokens[seq] ?? null,
-        hash: raw.chain[seq] ?? null,
-      })),
-    ).sort((a, b) => a.seq - b.seq);
-    raw.entries.splice(
-      0,
-      Infinity,
-      ...rows.map((r) => ({ message: JSON.parse(r.body) as Message, tokens: JSON.parse(r.tokens) })),
-    );
-    raw.chain.splice(0, Infinity, ...rows.map((r) => r.hash ?? ""));
-    raw.chainedTokens.splice(0, Infinity, ...rows.map((r) => r.chained ?? "null"));
-    return;
-  }
-  const before = await rawSql(
-    target,
-    "SELECT seq, message_id, body, tokens, chained_tokens, chain_hash FROM {messages} WHERE thread_id = ? ORDER BY seq",
-    "t",
-  );
-  const rows = edit(
-    before.map((r) => ({
-      seq: Number(r.seq),
-      id: String(r.message_id),
-      body: String(r.body),
-      tokens: typeof r.tokens === "string" ? r.tokens : JSON.stringify(r.tokens),
-      chained: (r.chained_tokens as string | null) ?? null,
-      hash: (r.chain_hash as string | null) ?? null,
-    })),
-  );
-  await rawSql(target, "DELETE FROM {messages} WHERE thread_id = ?", "t");
-  for (const r of rows) {
-    await rawSql(
-      target,
-      `INSERT INTO {messages} (thread_id, seq, message_id, body, tokens, chained_tokens, chain_hash)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      "t",
-      r.seq,
-      r.id,
-      r.body,
-      r.tokens,
-      r.chained,
-      r.hash,
-    );
-  }
+/** Rewrites the thread's raw rows on a backend (see `rewriteLogRows`). */
+function rewriteRows(stores: Stores, target: StoreTarget, edit: (rows: RawRow[]) => RawRow[]): Promise<void> {
+  return rewriteLogRows(stores, target, "t", edit);
 }
 
 async function rewritePlanReasons(stores: Stores, target: StoreTarget): Promise<void> {
