@@ -5,20 +5,14 @@
  * except in CI.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { createContextEngine } from "../src/context-engine.js";
 import type { MessageInput } from "../src/log/message.js";
 import { openPostgresStores } from "../src/stores/postgres/index.js";
 import type { Summarizer } from "../src/strategies/summarizer.js";
 import { jsonOf, runInProcess } from "./support/cli-run.js";
-import {
-  type PostgresCluster,
-  postgresUnavailableReason,
-  startPostgresCluster,
-} from "./support/postgres-cluster.js";
+import { describeOnPostgres } from "./support/postgres-cluster.js";
 import { repoRoot } from "./support/repo-root.js";
-
-const reason = postgresUnavailableReason();
 
 const modelLike: Summarizer = {
   id: "test-model",
@@ -60,86 +54,72 @@ async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 30
   }
 }
 
-describe.skipIf(reason !== undefined && process.env.CI !== "true")(
-  "jobs and worker commands on PostgreSQL",
-  () => {
-    let cluster: PostgresCluster;
-    beforeAll(async () => {
-      cluster = await startPostgresCluster();
-    }, 60_000);
-    afterAll(async () => {
-      await cluster?.stop();
-    });
+describeOnPostgres("jobs and worker commands on PostgreSQL", "CLI jobs PostgreSQL test", (server) => {
+  it("jobs --json counts a queued summary, explain says it is pending, worker runs it", {
+    timeout: 60_000,
+  }, async () => {
+    const db = server().connectionString;
+    const empty = await runInProcess(["jobs", "--db", db, "--json"]);
+    expect(empty.code, empty.stderr).toBe(0);
+    expect(empty.stdout).toBe('{"queued": 0, "running": 0, "failed": 0}\n');
+    await queueSummary(db, "t");
+    const queued = await runInProcess(["jobs", "--thread", "t", "--db", db, "--json"]);
+    expect(jsonOf(queued)).toEqual({ queued: 1, running: 0, failed: 0 });
+    expect(Object.keys(jsonOf(queued))).toEqual(["queued", "running", "failed"]);
+    const text = await runInProcess(["jobs", "--db", db]);
+    expect(text.stdout).toBe("1 queued, 0 running, 0 failed\n");
+    const explain = await runInProcess(["explain", "--thread", "t", "--db", db]);
+    expect(explain.code, explain.stderr).toBe(0);
+    expect(explain.stdout).toMatch(/summary pending: 1 job\(s\) queued, 0 running/);
+    expect(
+      jsonOf<{ pendingJobs: unknown }>(await runInProcess(["explain", "--thread", "t", "--db", db, "--json"]))
+        .pendingJobs,
+    ).toEqual({ queued: 1, running: 0, failed: 0 });
 
-    it("jobs --json counts a queued summary, explain says it is pending, worker runs it", {
-      timeout: 60_000,
-    }, async () => {
-      if (reason !== undefined) throw new Error(reason);
-      const db = cluster.connectionString;
-      const empty = await runInProcess(["jobs", "--db", db, "--json"]);
-      expect(empty.code, empty.stderr).toBe(0);
-      expect(empty.stdout).toBe('{"queued": 0, "running": 0, "failed": 0}\n');
-      await queueSummary(db, "t");
-      const queued = await runInProcess(["jobs", "--thread", "t", "--db", db, "--json"]);
-      expect(jsonOf(queued)).toEqual({ queued: 1, running: 0, failed: 0 });
-      expect(Object.keys(jsonOf(queued))).toEqual(["queued", "running", "failed"]);
-      const text = await runInProcess(["jobs", "--db", db]);
-      expect(text.stdout).toBe("1 queued, 0 running, 0 failed\n");
-      const explain = await runInProcess(["explain", "--thread", "t", "--db", db]);
-      expect(explain.code, explain.stderr).toBe(0);
-      expect(explain.stdout).toMatch(/summary pending: 1 job\(s\) queued, 0 running/);
-      expect(
-        jsonOf<{ pendingJobs: unknown }>(
-          await runInProcess(["explain", "--thread", "t", "--db", db, "--json"]),
-        ).pendingJobs,
-      ).toEqual({ queued: 1, running: 0, failed: 0 });
-
-      let stop!: (signal: string) => void;
-      const stopped = new Promise<string>((resolve) => {
-        stop = resolve;
-      });
-      const worker = runInProcess(["worker", "--db", db], { stopRequested: () => stopped });
-      await until("the worker to run the job", async () => {
-        const run = await runInProcess(["jobs", "--thread", "t", "--db", db, "--json"]);
-        const c = jsonOf<{ queued: number; running: number }>(run);
-        return c.queued + c.running === 0;
-      });
-      stop("SIGTERM");
-      const done = await worker;
-      expect(done.code, done.stderr).toBe(0);
-      expect(done.stderr).toMatch(/committed t\/v1: plan v2/);
-      expect(done.stderr).toMatch(/worker: SIGTERM, finishing running jobs\nworker: stopped/);
-      const after = await runInProcess(["explain", "--thread", "t", "--db", db]);
-      expect(after.stdout).not.toMatch(/summary pending/);
-      expect(after.stdout).toMatch(/summarized/);
+    let stop!: (signal: string) => void;
+    const stopped = new Promise<string>((resolve) => {
+      stop = resolve;
     });
-
-    it("a worker process stops gracefully on SIGTERM; worker refuses a SQLite database", {
-      timeout: 60_000,
-    }, async () => {
-      if (reason !== undefined) throw new Error(reason);
-      const db = cluster.connectionString;
-      await queueSummary(db, "p");
-      const child: ChildProcess = spawn(
-        process.execPath,
-        ["--import", "tsx", "src/cli/main.ts", "worker", "--db", db],
-        {
-          cwd: repoRoot,
-          stdio: ["ignore", "pipe", "pipe"],
-        },
-      );
-      let stderr = "";
-      child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
-        stderr += chunk;
-      });
-      const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
-      await until("the worker process to commit the summary", async () => /committed p\/v1/.test(stderr));
-      child.kill("SIGTERM");
-      expect(await exited, stderr).toBe(0);
-      expect(stderr).toMatch(/worker: stopped/);
-      const sqlite = await runInProcess(["worker", "--db", "./nowhere.db"]);
-      expect(sqlite.code).not.toBe(0);
-      expect(sqlite.stderr).toMatch(/worker needs a PostgreSQL database/);
+    const worker = runInProcess(["worker", "--db", db], { stopRequested: () => stopped });
+    await until("the worker to run the job", async () => {
+      const run = await runInProcess(["jobs", "--thread", "t", "--db", db, "--json"]);
+      const c = jsonOf<{ queued: number; running: number }>(run);
+      return c.queued + c.running === 0;
     });
-  },
-);
+    stop("SIGTERM");
+    const done = await worker;
+    expect(done.code, done.stderr).toBe(0);
+    expect(done.stderr).toMatch(/committed t\/v1: plan v2/);
+    expect(done.stderr).toMatch(/worker: SIGTERM, finishing running jobs\nworker: stopped/);
+    const after = await runInProcess(["explain", "--thread", "t", "--db", db]);
+    expect(after.stdout).not.toMatch(/summary pending/);
+    expect(after.stdout).toMatch(/summarized/);
+  });
+
+  it("a worker process stops gracefully on SIGTERM; worker refuses a SQLite database", {
+    timeout: 60_000,
+  }, async () => {
+    const db = server().connectionString;
+    await queueSummary(db, "p");
+    const child: ChildProcess = spawn(
+      process.execPath,
+      ["--import", "tsx", "src/cli/main.ts", "worker", "--db", db],
+      {
+        cwd: repoRoot,
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let stderr = "";
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    await until("the worker process to commit the summary", async () => /committed p\/v1/.test(stderr));
+    child.kill("SIGTERM");
+    expect(await exited, stderr).toBe(0);
+    expect(stderr).toMatch(/worker: stopped/);
+    const sqlite = await runInProcess(["worker", "--db", "./nowhere.db"]);
+    expect(sqlite.code).not.toBe(0);
+    expect(sqlite.stderr).toMatch(/worker needs a PostgreSQL database/);
+  });
+});

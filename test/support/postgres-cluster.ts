@@ -4,6 +4,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import pg from "pg";
+import { afterAll, beforeAll, describe } from "vitest";
 
 /** A throwaway PostgreSQL server on 127.0.0.1, made with `initdb` for one test run. */
 export interface PostgresCluster {
@@ -141,4 +142,31 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
     await stop();
     throw error;
   }
+}
+
+/**
+ * A `describe` block with a throwaway server started before its tests and stopped after them; `server()` gives it
+ * to the tests. Skipped, with `what` and the reason printed, when no server binaries are found, except in CI
+ * (CI=true), where the missing binaries fail the block.
+ */
+export function describeOnPostgres(
+  title: string,
+  what: string,
+  body: (server: () => PostgresCluster) => void,
+): void {
+  const reason = postgresUnavailableReason();
+  if (reason !== undefined) console.warn(`${what} skipped: ${reason}`);
+  describe.skipIf(reason !== undefined && process.env.CI !== "true")(title, () => {
+    let cluster: PostgresCluster | undefined;
+    beforeAll(async () => {
+      cluster = await startPostgresCluster();
+    }, 60_000);
+    afterAll(async () => {
+      await cluster?.stop();
+    });
+    body(() => {
+      if (cluster === undefined) throw new Error("the PostgreSQL server did not start");
+      return cluster;
+    });
+  });
 }
