@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createContextEngine } from "../src/context-engine.js";
 import { openPostgresStores } from "../src/stores/postgres/index.js";
-import { fleetThreads, runFleet } from "../test/support/fleet.js";
+import { fleetThreads, openObserver, runFleet } from "../test/support/fleet.js";
 import { startPostgresCluster } from "../test/support/postgres-cluster.js";
 import { repoRoot } from "../test/support/repo-root.js";
 import { simpleCounter } from "../test/support/simple-counter.js";
@@ -56,13 +56,7 @@ async function once(
     threads: fleetThreads(THREADS, CALLS),
     seed: 7,
   });
-  const stores = await openPostgresStores({ connectionString, schema });
-  const engine = createContextEngine({
-    stores,
-    counter: simpleCounter(),
-    budget: { contextWindow: 1_000_000 },
-    jobs: { work: false },
-  });
+  const { stores, engine } = await openObserver(connectionString, schema);
   try {
     for (;;) {
       const p = await engine.pendingJobs();

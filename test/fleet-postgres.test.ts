@@ -11,16 +11,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createContextEngine } from "../src/context-engine.js";
 import { openPostgresStores } from "../src/stores/postgres/index.js";
 import { JOB_QUEUE_NAME, jobIdOf } from "../src/stores/postgres/postgres-job-queue.js";
-import { fleetThreads, runFleet } from "./support/fleet.js";
+import { fleetThreads, openObserver, runFleet } from "./support/fleet.js";
 import {
   type PostgresCluster,
   postgresUnavailableReason,
   startPostgresCluster,
 } from "./support/postgres-cluster.js";
-import { simpleCounter } from "./support/simple-counter.js";
 import { trajectoriesAvailable } from "./support/trajectories.js";
 
 const THREADS = 20;
@@ -63,13 +61,7 @@ describe.skipIf(reason !== undefined && process.env.CI !== "true")("a fleet of w
       killEveryMs: [800, 2_000],
       seed: 19,
     });
-    const stores = await openPostgresStores({ connectionString: cluster.connectionString, schema });
-    const engine = createContextEngine({
-      stores,
-      counter: simpleCounter(),
-      budget: { contextWindow: 1_000_000 },
-      jobs: { work: false },
-    });
+    const { stores, engine } = await openObserver(cluster.connectionString, schema);
     try {
       // Every call got a valid request within its budget.
       expect(run.failures).toEqual([]);

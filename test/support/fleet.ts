@@ -6,11 +6,15 @@
 
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { join } from "node:path";
+import { createContextEngine } from "../../src/context-engine.js";
+import type { ContextEngine } from "../../src/engine/context-engine.js";
 import type { EngineEvent } from "../../src/engine/engine-events.js";
 import { parseTranscript } from "../../src/log/import-jsonl.js";
 import type { MessageInput } from "../../src/log/message.js";
 import { splitAtReplies } from "../../src/log/reply-batches.js";
 import type { ProviderFormat } from "../../src/render/provider-rules.js";
+import { openPostgresStores } from "../../src/stores/postgres/index.js";
+import type { Stores } from "../../src/stores/stores.js";
 import type { FleetCall, FleetLine, FleetWorkerSpec } from "./fleet-worker.js";
 import { repoRoot } from "./repo-root.js";
 import { seeded } from "./seeded.js";
@@ -249,4 +253,22 @@ export function fleetThreads(count: number, calls: number): FleetThread[] {
     const tokens = batches.flat().reduce((n, m) => n + counter.countMessage(m as never), 0);
     return { threadId: `fleet-${i}`, batches, budget: Math.max(2_500, Math.round(tokens * 0.4)) };
   });
+}
+
+/**
+ * An engine on the fleet's database that takes no job (`jobs.work: false`): what a test or benchmark reads the
+ * fleet's queue, plans and calls through once it has run. Close the engine, then the stores.
+ */
+export async function openObserver(
+  connectionString: string,
+  schema: string,
+): Promise<{ readonly stores: Stores; readonly engine: ContextEngine }> {
+  const stores = await openPostgresStores({ connectionString, schema });
+  const engine = createContextEngine({
+    stores,
+    counter: simpleCounter(),
+    budget: { contextWindow: 1_000_000 },
+    jobs: { work: false },
+  });
+  return { stores, engine };
 }
