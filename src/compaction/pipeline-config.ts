@@ -137,7 +137,7 @@ export const BUILT_IN_STRATEGY_OPTIONS: Readonly<Record<BuiltInStrategyName, z.Z
   }),
   oversizedExcerpt: oversizedExcerptOptionsSchema.meta({
     description:
-      "Free. Cuts a single message larger than a share of the target to its head and tail, with a marker of what was left out.",
+      "Free. Cuts a single message larger than a share of the target to its head and tail, with a marker of what was left out and the key lines of the cut middle.",
   }),
   summarize: summarizationOptionsSchema.meta({
     description:

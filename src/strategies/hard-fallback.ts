@@ -16,6 +16,7 @@ import { parseOptions } from "./options.js";
 import { excerptsFor } from "./oversized-excerpt.js";
 import { newestGroupOf, untouchableSeqs } from "./protected-core.js";
 import type { Proposal, Strategy, StrategyContext } from "./strategy.js";
+import { threadRarity } from "./thread-rarity.js";
 
 /** JSON-shaped options of {@link createHardFallback}. */
 export const hardFallbackOptionsSchema = z.strictObject({
@@ -422,7 +423,7 @@ const CORE_KEEP = 0.125;
 
 /**
  * The last resort before giving up: the core's own oversized messages (system prompt, pinned messages, the task,
- * the newest user message — each over a quarter of the target) cut to head and tail, largest first, until the
+ * the newest user message — each over a quarter of the target) cut to head, key lines and tail, largest first, until the
  * rest of the fallback can fit; then the fallback runs again on top of those cuts. Undefined when cutting them
  * all does not make room.
  */
@@ -442,6 +443,7 @@ function cutCore(ctx: StrategyContext, as: Actor): PlanAction[] | undefined {
       Math.floor(CORE_KEEP * target),
       { headShare: 0.5 },
       counter,
+      threadRarity(log, resolution),
     );
     if (excerpts === undefined) continue;
     cuts.push({
@@ -449,7 +451,7 @@ function cutCore(ctx: StrategyContext, as: Actor): PlanAction[] | undefined {
       span: [message.id],
       record: { kind: "clear", excerpts },
       strategy: as.name,
-      reason: `protected message of ${tokens} tokens cut to its head and tail: the protected core did not fit ${target} tokens`,
+      reason: `protected message of ${tokens} tokens cut to its head, key lines and tail: the protected core did not fit ${target} tokens`,
     });
     const plan = nextPlan(ctx.plan, [...ctx.plan.actions, ...cuts], log.length);
     try {

@@ -56,6 +56,29 @@ describe("createOversizedExcerpt", () => {
     expect(proposal.actions[0]!.reason).toMatch(/over 25 % of the 8000-token target/);
   });
 
+  it("keeps the lines of the cut middle with the thread's rare words, errors or paths", async () => {
+    const rows = Array.from({ length: 4000 }, (_, i) =>
+      i === 2000 ? "Traceback: /srv/app/ledger/vault.py raised KeyError zephyrine-77" : `row ${i}`,
+    );
+    const log = ThreadLog.from("t", [
+      user("u1"),
+      asks("a1", [call("c1", "{}")]),
+      answers("r1", [result("c1", rows.join("\n"))]),
+      user("u2"),
+    ]);
+    const target = 8000;
+    const { plan } = await runStrategy(createOversizedExcerpt(), log, emptyPlan("t"), { target });
+    expect(validatePlan(plan, log)).toEqual([]);
+    const prompt = renderHistory(log, plan, counter);
+    const cut = prompt.messages.find((m) => m.provenance.sourceIds[0] === "r1")!;
+    expect(cut.tokens).toBeLessThanOrEqual(target * 0.125);
+    const [body] = bodyOf(prompt, "r1") as unknown as [{ content: string }];
+    expect(body.content.startsWith("row 0\n")).toBe(true);
+    expect(body.content.endsWith("row 3999")).toBe(true);
+    expect(body.content).toMatch(/key lines? of it below/);
+    expect(body.content).toContain("zephyrine-77");
+  });
+
   it("leaves messages under the share alone, and acts under target only when told to", async () => {
     const log = hugeResultLog();
     const roomy = await runStrategy(createOversizedExcerpt(), log, emptyPlan("t"), { target: 1_000_000 });

@@ -1,7 +1,8 @@
 /**
  * The oversized-message strategy: a single message (typically one tool result) larger than a share of the target
- * is cut to its head and tail with a marker of what was left out, instead of pushing everything else out of the
- * request. The excerpt is recorded in a clear action, so a replay shows the same bytes.
+ * is cut to its head and tail with a marker of what was left out, and the lines of the cut middle that carry the
+ * thread's rarest words, errors or paths (`salientLines`), instead of pushing everything else out of the request.
+ * The excerpt is recorded in a clear action, so a replay shows the same bytes.
  */
 
 import * as z from "zod";
@@ -15,7 +16,9 @@ import type { MessageCounter } from "../tokens/tokenizer.js";
 import { classesOf, neverCleared } from "./durable-clears.js";
 import { compactable, messageTokens } from "./group-accounting.js";
 import { parseOptions } from "./options.js";
+import { type Rarity, salientLines } from "./salient-lines.js";
 import { nothingToDo, type Proposal, type Strategy, type StrategyContext } from "./strategy.js";
+import { threadRarity } from "./thread-rarity.js";
 
 /** Options of `createOversizedExcerpt`: JSON-shaped, so a pipeline config file can hold them. */
 export interface OversizedExcerptOptions {
@@ -155,6 +158,7 @@ export function excerptsFor(
   allowance: number,
   settings: Pick<Settings, "headShare">,
   counter: MessageCounter,
+  rarity?: Rarity,
 ): ClearExcerpt[] | undefined {
   const countTokens = textTokenCounter(counter);
   const indices = message.parts.flatMap((p, i) => (bodyOf(p) === undefined ? [] : [i]));
@@ -173,6 +177,7 @@ export function excerptsFor(
         totalTokens: sizes[k]!,
         countTokens,
         headShare: settings.headShare,
+        ...(rarity === undefined ? {} : { keyLines: keyLinesBy(rarity) }),
         ...wayBackOf(message.parts[partIndex]!),
       }).text,
     }));
@@ -183,6 +188,15 @@ export function excerptsFor(
   return undefined;
 }
 
+/**
+ * The lines of a cut text's omitted middle worth sending anyway: those with the thread's rarest words, errors,
+ * test outcomes, `key: value` statements and paths (`salientLines`), within about `maxChars`.
+ */
+export function keyLinesBy(rarity: Rarity): (middle: string, maxChars: number) => ReadonlyArray<string> {
+  return (middle, maxChars) =>
+    maxChars < 40 ? [] : salientLines(middle, rarity, { maxLines: 12, maxTokens: Math.floor(maxChars / 4) });
+}
+
 function propose(ctx: StrategyContext, settings: Settings): Proposal {
   const { log, plan, counter, target } = ctx;
   if (!settings.always && ctx.tokens <= target) return nothingToDo("the request is under its target");
@@ -191,6 +205,7 @@ function propose(ctx: StrategyContext, settings: Settings): Proposal {
   const resolution = resolveForLog(plan, log);
   const actions: PlanAction[] = [];
   const classes = classesOf(ctx);
+  let rarity: Rarity | undefined;
   for (let seq = 0; seq < log.length; seq++) {
     const kind = decisionAt(resolution, seq)?.kind;
     if ((kind !== undefined && kind !== "include") || excluded(log, seq, ctx.taskSeq ?? -1)) continue;
@@ -198,14 +213,15 @@ function propose(ctx: StrategyContext, settings: Settings): Proposal {
     // A non-replayable result cannot be had again: no strategy cuts it (the fallback may, as a last resort).
     if (tokens <= threshold || neverCleared(log, classes, seq)) continue;
     const message = log.at(seq)!;
-    const excerpts = excerptsFor(message, tokens, allowance, settings, counter);
+    rarity ??= threadRarity(log, resolution);
+    const excerpts = excerptsFor(message, tokens, allowance, settings, counter, rarity);
     if (excerpts === undefined) continue;
     actions.push({
       kind: "clear",
       span: [message.id],
       record: { kind: "clear", excerpts },
       strategy: settings.name,
-      reason: `message of ${tokens} tokens is over ${Math.round(settings.share * 100)} % of the ${target}-token target: cut to its head and tail (at most ${allowance} tokens)`,
+      reason: `message of ${tokens} tokens is over ${Math.round(settings.share * 100)} % of the ${target}-token target: cut to its head, key lines and tail (at most ${allowance} tokens)`,
     });
   }
   return actions.length === 0
@@ -216,7 +232,8 @@ function propose(ctx: StrategyContext, settings: Settings): Proposal {
 /**
  * Creates the oversized-message strategy (free; proposes `clear`): every message that renders to more than
  * `share` of the target (a huge tool result, a pasted file) is cut to an excerpt of at most `keepShare` of the
- * target — its head and tail, with a marker saying how many characters, lines and tokens were left out — so
+ * target — its head and tail, with a marker saying how many characters, lines and tokens were left out and a
+ * quarter of the excerpt given to the key lines of the middle — so
  * nothing else has to go to make room for it. Texts and tool results of the message are cut; small ones beside a
  * big one stay whole. System prompts, pinned messages, pending calls and the last user message are left alone.
  * Throws `ValidationError` naming the field on bad options.

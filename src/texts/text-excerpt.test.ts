@@ -54,6 +54,50 @@ describe("excerptText", () => {
     expect(out.text).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
   });
 
+  it("sends key lines of the omitted middle after the marker when asked, within the same allowance", () => {
+    const text = Array.from({ length: 400 }, (_, i) => (i === 200 ? "ERROR at step 200" : `row ${i}`)).join(
+      "\n",
+    );
+    const keyLines = (middle: string, maxChars: number) =>
+      middle.split("\n").filter((l) => l.startsWith("ERROR") && l.length <= maxChars);
+    const out = excerptText(text, { maxChars: 400, keyLines });
+    expect(out.text.length).toBeLessThanOrEqual(400);
+    expect(out.text.startsWith("row 0\n")).toBe(true);
+    expect(out.text.endsWith("row 399")).toBe(true);
+    expect(out.text).toMatch(/omitted; 1 key line of it below …\]\nERROR at step 200\n\[…\]\n/);
+    // Without key lines the same allowance is all head and tail, as before.
+    const plain = excerptText(text, { maxChars: 400 });
+    expect(plain.text).not.toContain("ERROR");
+    expect(plain.text).not.toContain("key line");
+  });
+
+  it("fits any text into any allowance with key lines too, deterministically", () => {
+    const keyLines = (middle: string, maxChars: number) => {
+      const picked: string[] = [];
+      let used = 0;
+      for (const line of middle.split("\n").filter((l) => /\d/.test(l))) {
+        if (used + line.length + 1 > maxChars) break;
+        picked.push(line);
+        used += line.length + 1;
+      }
+      return picked;
+    };
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ maxLength: 40 }), { maxLength: 300 }).map((lines) => lines.join("\n")),
+        fc.integer({ min: 80, max: 2000 }),
+        (text, maxChars) => {
+          const options = { maxChars, keyLines, maxTokens: Math.ceil(maxChars / 3) };
+          const out = excerptText(text, options);
+          expect(out.text.length).toBeLessThanOrEqual(maxChars);
+          expect(excerptText(text, options)).toEqual(out);
+          if (out.omitted === undefined) expect(out.text).toBe(text);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it("fits any text into any allowance the marker leaves room for, deterministically", () => {
     fc.assert(
       fc.property(

@@ -22,6 +22,14 @@ export interface ExcerptOptions {
   readonly artifactId?: string;
   /** How the model can have the whole text again (e.g. `recall callId "c1"`), said in the marker. */
   readonly wayBack?: string;
+  /**
+   * Picks lines of the omitted middle worth sending anyway (a strategy passes the lines with the thread's rarest
+   * words, errors and paths), given the middle and about how many characters they may take together; they go
+   * after the marker, closed by `[…]`. Default: none, only head and tail.
+   */
+  readonly keyLines?: (middle: string, maxChars: number) => ReadonlyArray<string>;
+  /** Share of the kept characters offered to `keyLines` (the rest is head and tail). Default 0.25. */
+  readonly keyLineShare?: number;
 }
 
 /** What was left out of a text. */
@@ -42,12 +50,21 @@ export interface TextExcerpt {
 /** The default token estimate: one token per 4 characters. */
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4);
 
-/** The marker standing for the omitted middle of a text; `wayBack` says how to have it whole again. */
-export function omissionMarker(omitted: Omitted, artifactId?: string, wayBack?: string): string {
+/**
+ * The marker standing for the omitted middle of a text; `wayBack` says how to have it whole again, `keyLines` how
+ * many of its lines follow the marker.
+ */
+export function omissionMarker(
+  omitted: Omitted,
+  artifactId?: string,
+  wayBack?: string,
+  keyLines = 0,
+): string {
   const tokens = omitted.tokens === undefined ? "" : `, ~${omitted.tokens} tokens`;
   const where = artifactId === undefined ? "" : `; full text in artifact ${artifactId}`;
   const how = wayBack === undefined ? "" : `; ${wayBack}`;
-  return `[… ${omitted.chars} chars (${omitted.lines} lines${tokens}) omitted${where}${how} …]`;
+  const kept = keyLines === 0 ? "" : `; ${keyLines} key line${keyLines === 1 ? "" : "s"} of it below`;
+  return `[… ${omitted.chars} chars (${omitted.lines} lines${tokens}) omitted${kept}${where}${how} …]`;
 }
 
 /** A cut that does not split a UTF-16 surrogate pair: moves `at` back by one when it would. */
@@ -78,22 +95,27 @@ function countLineBreaks(text: string, from: number, to: number): number {
   return n;
 }
 
-/** The excerpt keeping about `keep` characters of `text`, split between head and tail. */
+/** The excerpt keeping about `keep` characters of `text`: head and tail, and key lines of the middle if asked. */
 function build(text: string, keep: number, o: ExcerptOptions, total: number | undefined): TextExcerpt {
   const headShare = o.headShare ?? 0.5;
-  const head = headEnd(text, Math.floor(keep * headShare));
-  const tail = tailStart(text, keep - head, head);
+  const ends = o.keyLines === undefined ? keep : Math.floor(keep * (1 - (o.keyLineShare ?? 0.25)));
+  const head = headEnd(text, Math.floor(ends * headShare));
+  const tail = tailStart(text, ends - head, head);
   const kept = text.slice(0, head);
   const ending = text.slice(tail);
   const count = o.countTokens ?? estimateTokens;
+  const lines =
+    o.keyLines !== undefined && tail > head ? o.keyLines(text.slice(head, tail), keep - ends) : [];
   const omitted: Omitted = {
     chars: tail - head,
     lines: countLineBreaks(text, head, tail),
     ...(total === undefined ? {} : { tokens: Math.max(0, total - count(kept) - count(ending)) }),
   };
   const before = kept === "" || kept.endsWith("\n") ? kept : `${kept}\n`;
+  const middle = lines.length === 0 ? "" : `\n${lines.join("\n")}\n[…]`;
   const after = ending === "" ? "" : `\n${ending}`;
-  return { text: `${before}${omissionMarker(omitted, o.artifactId, o.wayBack)}${after}`, omitted };
+  const marker = omissionMarker(omitted, o.artifactId, o.wayBack, lines.length);
+  return { text: `${before}${marker}${middle}${after}`, omitted };
 }
 
 /**
