@@ -64,7 +64,7 @@ export function omissionMarker(
   const where = artifactId === undefined ? "" : `; full text in artifact ${artifactId}`;
   const how = wayBack === undefined ? "" : `; ${wayBack}`;
   const kept = keyLines === 0 ? "" : `; ${keyLines} key line${keyLines === 1 ? "" : "s"} of it below`;
-  return `[… ${omitted.chars} chars (${omitted.lines} lines${tokens}) omitted${kept}${where}${how} …]`;
+  return `[… ${omitted.chars} chars (${omitted.lines} lines${tokens}) omitted${where}${how}${kept} …]`;
 }
 
 /** A cut that does not split a UTF-16 surrogate pair: moves `at` back by one when it would. */
