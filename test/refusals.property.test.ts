@@ -13,10 +13,18 @@ import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createContextEngine } from "../src/context-engine.js";
 import type { ContextEngine } from "../src/engine/context-engine.js";
-import { BudgetInfeasibleError, ChainBrokenError, type LedgerError } from "../src/errors/ledger-error.js";
+import {
+  BudgetInfeasibleError,
+  ChainBrokenError,
+  type LedgerError,
+  NotFoundError,
+  ThreadAccessError,
+} from "../src/errors/ledger-error.js";
 import type { MessageInput } from "../src/log/message.js";
+import { emptyPlan } from "../src/plan/compaction-plan.js";
 import { MEMORY_ROWS } from "../src/stores/memory/memory-log-store.js";
 import type { MemoryPlanRows } from "../src/stores/memory/memory-plan-store.js";
+import type { ModelCallRecord } from "../src/stores/model-call-store.js";
 import type { Stores } from "../src/stores/stores.js";
 import { arbitraryBatches, fcParams } from "./support/arbitrary-log.js";
 import { type RawLogRow, rewriteLogRows } from "./support/raw-log-rows.js";
@@ -24,6 +32,7 @@ import { simpleCounter } from "./support/simple-counter.js";
 import { STORE_BACKENDS, StoreOpener } from "./support/store-backends.js";
 import { rejection } from "./support/store-cases-log.js";
 import { rawSql } from "./support/store-cases-plan.js";
+import { batch, dropPlan } from "./support/store-fixtures.js";
 import { snapshotStores, trackMemoryStores } from "./support/store-snapshot.js";
 import type { StoreTarget } from "./support/store-target.js";
 
@@ -219,6 +228,91 @@ function expectNamesThread(error: LedgerError, threadId: string): void {
   expect(error.message).toContain(JSON.stringify(threadId));
 }
 
+/** The tenant that owns the threads of the tenancy properties (a name another tenant must never be told). */
+const OWNER = "tenant-alpha-owner";
+
+/** Appends the rounds turn by turn under `budget` (a too-small budget refuses a turn, which is let through). */
+async function writeRounds(
+  engine: ContextEngine,
+  threadId: string,
+  rounds: ReadonlyArray<Round>,
+  budget: number,
+): Promise<string[]> {
+  const callIds: string[] = [];
+  for (const [r, round] of rounds.entries()) {
+    await engine.append(threadId, roundMessages(r, round, true));
+    const turn = await engine.prepareTurn(threadId, { format: "openai", budget }).catch(expectInfeasible);
+    if (turn !== undefined) callIds.push(turn.callId);
+  }
+  await engine.idle();
+  return callIds;
+}
+
+/** What an intruder knows of a thread: its id, a call id, the owner's plan version and log length. */
+interface Seen {
+  readonly threadId: string;
+  readonly callId: string;
+  readonly version: number;
+  readonly length: number;
+}
+
+/** A model-call record as a store takes it. */
+const callRecord = (
+  callId: string,
+  threadId: string,
+  logSeq: number,
+  planVersion: number,
+): ModelCallRecord => ({
+  callId,
+  threadId,
+  logSeq,
+  planVersion,
+  format: "openai",
+  requestHash: "ab".repeat(32),
+  tokenEstimate: 10,
+  summaries: [],
+  evictions: [],
+  createdAt: "2025-01-01T00:00:00.000Z",
+});
+
+/** Every way another tenant may reach a thread: through its engine, or through its bound stores. */
+const INTRUSION = {
+  append: (e, _s, t) =>
+    e.append(t.threadId, [{ role: "user", parts: [{ type: "text", text: "let me in" }] }]),
+  prepareTurn: (e, _s, t) => e.prepareTurn(t.threadId, { format: "anthropic" }),
+  compact: (e, _s, t) => e.compact(t.threadId, { budget: 200 }),
+  render: (e, _s, t) => e.render(t.threadId, { format: "responses" }),
+  explain: (e, _s, t) => e.explain(t.threadId),
+  diff: (e, _s, t) => e.diff(t.threadId, 0, t.version),
+  replay: (e, _s, t) => e.replay(t.callId),
+  recordUsage: (e, _s, t) => e.recordUsage(t.callId, { inputTokens: 99 }),
+  recall: (e, _s, t) => e.recall(t.threadId, { query: "result" }),
+  logAppend: (_e, s, t) => s.log.append(t.threadId, t.length, batch(t.length, ["intruder"])),
+  planCommit: (_e, s, t) =>
+    s.plans.commit(dropPlan(t.threadId, t.version + 1, t.length, ["u0"], "intruder"), t.version),
+  callRecord: (_e, s, t) => s.calls.record(callRecord("intruder-call", t.threadId, t.length, t.version)),
+  setUsage: (_e, s, t) => s.calls.setUsage(t.callId, { inputTokens: 99 }),
+  checkpoint: (_e, s, t) =>
+    s.checkpoints!.put({
+      threadId: t.threadId,
+      planVersion: Math.max(1, t.version),
+      logLength: t.length,
+      format: "f/1",
+      body: "{}",
+    }),
+} satisfies Record<string, (engine: ContextEngine, stores: Stores, seen: Seen) => Promise<unknown>>;
+const INTRUSIONS = Object.keys(INTRUSION) as Array<keyof typeof INTRUSION>;
+
+/** The writes bound stores refuse for a thread nobody has appended to. */
+const EARLY_WRITE = {
+  planCommit: (s, threadId, version) => s.plans.commit(dropPlan(threadId, 1, version, ["u0"], "early"), 0),
+  emptyPlan: (s, threadId) => s.plans.commit({ ...emptyPlan(threadId), version: 1 }, 0),
+  callRecord: (s, threadId, version) => s.calls.record(callRecord(`early-${version}`, threadId, version, 0)),
+  checkpoint: (s, threadId, version) =>
+    s.checkpoints!.put({ threadId, planVersion: version, logLength: version, format: "f/1", body: "{}" }),
+} satisfies Record<string, (stores: Stores, threadId: string, version: number) => Promise<unknown>>;
+const EARLY_WRITES = Object.keys(EARLY_WRITE) as Array<keyof typeof EARLY_WRITE>;
+
 for (const backend of STORE_BACKENDS) {
   const reason = backend.unavailable();
   describe.skipIf(reason !== undefined && process.env.CI !== "true")(
@@ -341,6 +435,97 @@ for (const backend of STORE_BACKENDS) {
               await engine.idle();
               expect(await stores.plans.latestVersion!(threadId)).toBe(version + 1);
               expect((await engine.replay(done.callId)).ok).toBe(true);
+            },
+          ),
+          fcParams(numRuns),
+        );
+      });
+
+      it(`[${backend.name}] another tenant is refused every operation on a thread, writes nothing, and the owner goes on`, async () => {
+        const { stores, target } = await fresh();
+        await fc.assert(
+          fc.asyncProperty(
+            threadIdArb,
+            fc.array(roundArb, { minLength: 1, maxLength: 4 }),
+            fc.integer({ min: 300, max: 3_000 }),
+            fc.constantFrom("tenant-beta", "default", "Tenant Alpha Owner"),
+            fc.array(fc.constantFrom(...INTRUSIONS), { minLength: 1, maxLength: 4 }),
+            async (name, rounds, budget, intruder, intrusions) => {
+              const threadId = `${name}-${++runs}`;
+              const owner = engineOn(stores, { tenant: OWNER, clearance: "restricted" });
+              const callIds = await writeRounds(owner, threadId, rounds, budget);
+              const ownerStores = stores.forTenant!(OWNER);
+              const readers = { [threadId]: ownerStores };
+              const before = await snapshotStores(stores, target, [threadId], readers);
+              const other = stores.forTenant!(intruder);
+              const engine = engineOn(stores, { tenant: intruder, clearance: "restricted" });
+              const seen = {
+                threadId,
+                callId: callIds.at(-1) ?? "no-call",
+                version: await ownerStores.plans.latestVersion!(threadId),
+                length: await ownerStores.log.length(threadId),
+              };
+              for (const intrusion of intrusions) {
+                const error = await rejection(INTRUSION[intrusion](engine, other, seen), ThreadAccessError);
+                expectNamesThread(error, threadId);
+                expect(error.message).not.toContain(OWNER);
+                await engine.idle();
+              }
+              expect(await snapshotStores(stores, target, [threadId], readers)).toEqual(before);
+              // The owner's thread is as it was: its calls replay, and it takes the next round.
+              for (const callId of callIds) expect((await owner.replay(callId)).ok).toBe(true);
+              await owner.append(threadId, roundMessages(rounds.length, rounds[0]!));
+              const turn = await owner.prepareTurn(threadId, { format: "anthropic" });
+              await owner.idle();
+              expect((await owner.replay(turn.callId)).ok).toBe(true);
+            },
+          ),
+          fcParams(numRuns),
+        );
+      });
+
+      it(`[${backend.name}] bound stores take no plan, call or checkpoint for an unclaimed thread, and its first appender owns it`, async () => {
+        const { stores, target } = await fresh();
+        await fc.assert(
+          fc.asyncProperty(
+            threadIdArb,
+            fc.array(roundArb, { minLength: 1, maxLength: 3 }),
+            fc.constantFrom(OWNER, "tenant-beta", "default"),
+            fc.constantFrom(OWNER, "tenant-beta", "default"),
+            fc.array(fc.constantFrom(...EARLY_WRITES), { minLength: 1, maxLength: 3 }),
+            fc.nat({ max: 3 }),
+            async (name, rounds, early, first, writes, version) => {
+              // Another thread of the owner's sits beside it, so a write landing in the wrong thread shows too.
+              const owned = `${name}-${++runs}`;
+              const threadId = `${name}-${++runs}`;
+              const owner = engineOn(stores, { tenant: OWNER });
+              await writeRounds(owner, owned, rounds, 100_000);
+              const readers = { [owned]: stores.forTenant!(OWNER) };
+              const threads = [owned, threadId];
+              const before = await snapshotStores(stores, target, threads, readers);
+              const bound = stores.forTenant!(early);
+              for (const write of writes) {
+                const error = await rejection(
+                  EARLY_WRITE[write](bound, threadId, version + 1),
+                  NotFoundError,
+                );
+                expectNamesThread(error, threadId);
+                expect(error.message).toContain("no messages yet");
+              }
+              expect(await snapshotStores(stores, target, threads, readers)).toEqual(before);
+              // The first append claims it; it starts with no plan, call or checkpoint, and works for its owner.
+              const engine = engineOn(stores, { tenant: first });
+              await engine.append(threadId, roundMessages(0, rounds[0]!));
+              const mine = stores.forTenant!(first);
+              expect(await mine.plans.latestVersion!(threadId)).toBe(0);
+              expect(await mine.calls.list(threadId)).toEqual([]);
+              expect(await mine.checkpoints!.latest(threadId, 1, 100)).toBeUndefined();
+              const turn = await engine.prepareTurn(threadId, { format: "openai" });
+              await engine.idle();
+              expect((await engine.replay(turn.callId)).ok).toBe(true);
+              if (first !== early) {
+                await rejection(EARLY_WRITE[writes[0]!](bound, threadId, 1), ThreadAccessError);
+              }
             },
           ),
           fcParams(numRuns),
