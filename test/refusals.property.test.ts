@@ -16,12 +16,14 @@ import type { ContextEngine } from "../src/engine/context-engine.js";
 import {
   BudgetInfeasibleError,
   ChainBrokenError,
+  ClearanceError,
   type LedgerError,
   NotFoundError,
   ThreadAccessError,
 } from "../src/errors/ledger-error.js";
-import type { MessageInput } from "../src/log/message.js";
+import type { MessageInput, Sensitivity } from "../src/log/message.js";
 import { emptyPlan } from "../src/plan/compaction-plan.js";
+import type { AboveClearancePolicy } from "../src/render/withhold-content.js";
 import { MEMORY_ROWS } from "../src/stores/memory/memory-log-store.js";
 import type { MemoryPlanRows } from "../src/stores/memory/memory-plan-store.js";
 import type { ModelCallRecord } from "../src/stores/model-call-store.js";
@@ -526,6 +528,170 @@ for (const backend of STORE_BACKENDS) {
               if (first !== early) {
                 await rejection(EARLY_WRITE[writes[0]!](bound, threadId, 1), ThreadAccessError);
               }
+            },
+          ),
+          fcParams(numRuns),
+        );
+      });
+
+      it(`[${backend.name}] a turn whose pinned content is over the budget is refused and writes nothing`, async () => {
+        const { stores, target } = await fresh();
+        await fc.assert(
+          fc.asyncProperty(
+            threadIdArb,
+            fc.array(roundArb, { minLength: 1, maxLength: 4 }),
+            fc.integer({ min: 12, max: 16 }),
+            fc.integer({ min: 40, max: 400 }),
+            fc.double({ min: 0.5, max: 0.85, noNaN: true }),
+            fc.array(fc.record({ format: fc.constantFrom(...FORMATS), tight: fc.boolean() }), {
+              maxLength: 3,
+            }),
+            fc.constantFrom(...FORMATS),
+            async (name, rounds, pins, size, share, warm, format) => {
+              const threadId = `${name}-${++runs}`;
+              const engine = engineOn(stores);
+              // Pinned notes between the rounds: no compaction may touch them, and each is under a quarter of
+              // the budget, so none is cut to an excerpt.
+              const notes = Array.from(
+                { length: pins },
+                (_, i): MessageInput => ({
+                  id: `pin${i}`,
+                  role: "assistant",
+                  parts: [{ type: "text", text: `note ${i} ${"n".repeat(size)}`.slice(0, size) }],
+                  meta: { pinned: true },
+                }),
+              );
+              const pinnedTokens = notes.reduce((n, m) => n + counter.countMessage(m as never), 0);
+              for (const [r, round] of rounds.entries()) {
+                const part = notes.slice((r * pins) / rounds.length, ((r + 1) * pins) / rounds.length);
+                await engine.append(threadId, [...roundMessages(r, round), ...part]);
+              }
+              // Earlier turns, some compacting the rounds (so plan versions are there to be left alone).
+              const callIds: string[] = [];
+              for (const turn of warm) {
+                const budget = turn.tight ? pinnedTokens * 2 + 400 : 100_000;
+                callIds.push((await engine.prepareTurn(threadId, { format: turn.format, budget })).callId);
+              }
+              await engine.idle();
+              const before = await snapshotStores(stores, target, [threadId]);
+              const budget = Math.floor(pinnedTokens * share);
+              const error = await rejection(
+                engine.prepareTurn(threadId, { format, budget }),
+                BudgetInfeasibleError,
+              );
+              await engine.idle();
+              expectNamesThread(error, threadId);
+              expect(error.required).toBeGreaterThan(error.available);
+              expect(error.available).toBeLessThanOrEqual(budget);
+              expect(await snapshotStores(stores, target, [threadId])).toEqual(before);
+              // With room for the pinned notes the same thread takes its turn, and earlier calls still replay.
+              const turn = await engine.prepareTurn(threadId, { format, budget: pinnedTokens * 4 + 2_000 });
+              await engine.idle();
+              for (const callId of [...callIds, turn.callId])
+                expect((await engine.replay(callId)).ok).toBe(true);
+            },
+          ),
+          fcParams(numRuns),
+        );
+      });
+
+      it(`[${backend.name}] a turn whose cycle in progress has signed reasoning above the clearance is refused and writes nothing`, async () => {
+        const { stores, target } = await fresh();
+        await fc.assert(
+          fc.asyncProperty(
+            threadIdArb,
+            fc.array(roundArb, { minLength: 0, maxLength: 3 }),
+            fc.constantFrom(
+              { secret: "confidential", clearance: "public" },
+              { secret: "confidential", clearance: "internal" },
+              { secret: "restricted", clearance: "internal" },
+              { secret: "restricted", clearance: "confidential" },
+            ) as fc.Arbitrary<{ secret: Sensitivity; clearance: Sensitivity }>,
+            fc.integer({ min: 1, max: 3 }),
+            fc.nat({ max: 3 }),
+            fc.constantFrom("placeholder", "refuse") as fc.Arbitrary<AboveClearancePolicy>,
+            fc.constantFrom(...FORMATS),
+            fc.boolean(),
+            async (name, rounds, classes, calls, answered, aboveClearance, format, readEarlier) => {
+              const threadId = `${name}-${++runs}`;
+              const writer = engineOn(stores, { clearance: "restricted" });
+              const reader = engineOn(stores, { clearance: classes.clearance, aboveClearance });
+              await writer.append(threadId, [
+                { id: "task", role: "user", parts: [{ type: "text", text: "open the vault" }] },
+              ]);
+              const r = rounds.length;
+              for (const [k, round] of rounds.entries()) {
+                await writer.append(threadId, roundMessages(k, round));
+              }
+              // A user message closes the rounds' cycles (their signed thinking is then stubbed for a lower reader).
+              await writer.append(threadId, [
+                { id: "next", role: "user", parts: [{ type: "text", text: "go on" }] },
+              ]);
+              const callIds = [(await writer.prepareTurn(threadId, { format })).callId];
+              // The reader's own earlier turn, where it may read what is there (under "refuse", a public reader
+              // may read none of it: the task is internal).
+              if (readEarlier && (aboveClearance === "placeholder" || classes.clearance !== "public")) {
+                callIds.push((await reader.prepareTurn(threadId, { format })).callId);
+              }
+              // The cycle in progress: signed thinking above the reader's clearance with its calls, some answered.
+              const ids = Array.from({ length: calls }, (_, k) => `v${k}`);
+              await writer.append(threadId, [
+                { id: "ask", role: "user", parts: [{ type: "text", text: "now open it" }] },
+                {
+                  id: "secret",
+                  role: "assistant",
+                  parts: [
+                    { type: "reasoning", text: "the vault code is 4411", signature: "sig-4411" },
+                    ...ids.map((callId) => ({
+                      type: "tool_call" as const,
+                      callId,
+                      name: "vault",
+                      args: "{}",
+                    })),
+                  ],
+                  meta: { sensitivity: classes.secret },
+                },
+                ...ids.slice(0, answered).map(
+                  (callId): MessageInput => ({
+                    id: `res-${callId}`,
+                    role: "tool",
+                    parts: [{ type: "tool_result", callId, content: `opened ${callId}` }],
+                  }),
+                ),
+              ]);
+              await writer.idle();
+              await reader.idle();
+              const before = await snapshotStores(stores, target, [threadId]);
+              const error = await rejection(reader.prepareTurn(threadId, { format }), ClearanceError);
+              await reader.idle();
+              expectNamesThread(error, threadId);
+              if (aboveClearance === "placeholder") {
+                // Everything else above the clearance could be stubbed: the signed block of the cycle could not.
+                expect(error.where.messageId).toBe("secret");
+                expect(error.message).toMatch(/tool-use cycle in progress/);
+              } else {
+                expect(error.where.messageId).toBeDefined();
+              }
+              expect(await snapshotStores(stores, target, [threadId])).toEqual(before);
+              // A reader cleared for it takes the turn; once the cycle is over, the lower reader gets it withheld.
+              const turn = await writer.prepareTurn(threadId, { format });
+              await writer.idle();
+              for (const callId of [...callIds, turn.callId])
+                expect((await writer.replay(callId)).ok).toBe(true);
+              if (aboveClearance === "refuse") return;
+              await writer.append(threadId, [
+                ...ids.slice(answered).map(
+                  (callId): MessageInput => ({
+                    id: `res-${callId}`,
+                    role: "tool",
+                    parts: [{ type: "tool_result", callId, content: `opened ${callId}` }],
+                  }),
+                ),
+                { id: `after${r}`, role: "user", parts: [{ type: "text", text: "thanks" }] },
+              ]);
+              const withheld = await reader.prepareTurn(threadId, { format });
+              await reader.idle();
+              expect(JSON.stringify(withheld.request)).not.toContain("4411");
             },
           ),
           fcParams(numRuns),
