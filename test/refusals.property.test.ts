@@ -292,7 +292,8 @@ const INTRUSION = {
   logAppend: (_e, s, t) => s.log.append(t.threadId, t.length, batch(t.length, ["intruder"])),
   planCommit: (_e, s, t) =>
     s.plans.commit(dropPlan(t.threadId, t.version + 1, t.length, ["u0"], "intruder"), t.version),
-  callRecord: (_e, s, t) => s.calls.record(callRecord("intruder-call", t.threadId, t.length, t.version)),
+  callRecord: (_e, s, t) =>
+    s.calls.record(callRecord(`intruder-${t.threadId}`, t.threadId, t.length, t.version)),
   setUsage: (_e, s, t) => s.calls.setUsage(t.callId, { inputTokens: 99 }),
   checkpoint: (_e, s, t) =>
     s.checkpoints!.put({
@@ -309,7 +310,8 @@ const INTRUSIONS = Object.keys(INTRUSION) as Array<keyof typeof INTRUSION>;
 const EARLY_WRITE = {
   planCommit: (s, threadId, version) => s.plans.commit(dropPlan(threadId, 1, version, ["u0"], "early"), 0),
   emptyPlan: (s, threadId) => s.plans.commit({ ...emptyPlan(threadId), version: 1 }, 0),
-  callRecord: (s, threadId, version) => s.calls.record(callRecord(`early-${version}`, threadId, version, 0)),
+  callRecord: (s, threadId, version) =>
+    s.calls.record(callRecord(`early-${threadId}-${version}`, threadId, version, 0)),
   checkpoint: (s, threadId, version) =>
     s.checkpoints!.put({ threadId, planVersion: version, logLength: version, format: "f/1", body: "{}" }),
 } satisfies Record<string, (stores: Stores, threadId: string, version: number) => Promise<unknown>>;
