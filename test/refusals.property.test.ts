@@ -7,8 +7,9 @@
 // - `prepareTurn` refuses a turn whose pinned content is over the budget (`BudgetInfeasibleError`), or whose
 //   tool-use cycle in progress carries signed reasoning above the reader's clearance (`ClearanceError`).
 // Each time, a full snapshot of the stores (every table's rows on a database: log rows and chain hashes, plan
-// versions, calls, checkpoints, artifacts, summaries) is the same before and after, and the thread then works for
-// its rightful owner (once the rows are restored, with the owner's tenant, with room or clearance enough).
+// versions, calls, checkpoints, artifacts; the summary cache aside, see test/support/store-snapshot.ts) is the same
+// before and after, and the thread then works for its rightful owner (once the rows are restored, with the owner's
+// tenant, with room or clearance enough). Each property's runs share one set of stores, a thread each.
 import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createContextEngine } from "../src/context-engine.js";
@@ -21,6 +22,7 @@ import {
   NotFoundError,
   ThreadAccessError,
 } from "../src/errors/ledger-error.js";
+import type { ContextEngineOptions } from "../src/index.js";
 import type { MessageInput, Sensitivity } from "../src/log/message.js";
 import { emptyPlan } from "../src/plan/compaction-plan.js";
 import type { AboveClearancePolicy } from "../src/render/withhold-content.js";
@@ -41,10 +43,8 @@ import type { StoreTarget } from "./support/store-target.js";
 const counter = simpleCounter();
 const FORMATS = ["openai", "responses", "anthropic"] as const;
 
-function engineOn(stores: Stores, options: Partial<Parameters<typeof createContextEngine>[0]> = {}) {
-  return createContextEngine({ stores, counter, budget: 100_000, ...options } as Parameters<
-    typeof createContextEngine
-  >[0]) as ContextEngine;
+function engineOn(stores: Stores, options: Partial<ContextEngineOptions> = {}): ContextEngine {
+  return createContextEngine({ stores, counter, budget: 100_000, ...options });
 }
 
 /** Thread ids as a caller may choose them. */
@@ -295,6 +295,12 @@ const INTRUSION = {
   callRecord: (_e, s, t) =>
     s.calls.record(callRecord(`intruder-${t.threadId}`, t.threadId, t.length, t.version)),
   setUsage: (_e, s, t) => s.calls.setUsage(t.callId, { inputTokens: 99 }),
+  setTokenCounts: (_e, s, t) => s.log.setTokenCounts(t.threadId, [{ seq: 0, tokens: { intruder: 1 } }]),
+  logRead: (_e, s, t) => s.log.read(t.threadId),
+  logSearch: (_e, s, t) => s.log.search!(t.threadId, "result"),
+  planLatest: (_e, s, t) => s.plans.latest(t.threadId),
+  callsList: (_e, s, t) => s.calls.list(t.threadId),
+  checkpointLatest: (_e, s, t) => s.checkpoints!.latest(t.threadId, Math.max(1, t.version), t.length),
   checkpoint: (_e, s, t) =>
     s.checkpoints!.put({
       threadId: t.threadId,
