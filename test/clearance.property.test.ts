@@ -10,7 +10,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { AccessDeniedError, ClearanceError } from "../src/errors/ledger-error.js";
+import { createContextEngine } from "../src/context-engine.js";
+import { AccessDeniedError, BudgetInfeasibleError, ClearanceError } from "../src/errors/ledger-error.js";
 import type { MessageInput, Part, Sensitivity } from "../src/log/message.js";
 import { mayRead } from "../src/log/sensitivity.js";
 import { ThreadLog } from "../src/log/thread-log.js";
@@ -26,9 +27,11 @@ import type { RenderedPrompt } from "../src/render/rendered-prompt.js";
 import { spanSources } from "../src/render/span-sources.js";
 import { type AboveClearancePolicy, withholdAboveClearance } from "../src/render/withhold-content.js";
 import { createMemoryArtifactStore } from "../src/stores/memory/memory-artifact-store.js";
+import { createMemoryStores } from "../src/stores/memory/memory-stores.js";
 import { createExternalization } from "../src/strategies/externalization.js";
 import type { Strategy } from "../src/strategies/strategy.js";
 import { createToolResultCollapse } from "../src/strategies/tool-result-collapse.js";
+import { availableForPrompt, createTokenBudget } from "../src/tokens/token-budget.js";
 import { arbitraryLogInputs, arbitraryPlanFor, fcParams } from "./support/arbitrary-log.js";
 import { call, result, text } from "./support/builders.js";
 import { simpleCounter } from "./support/simple-counter.js";
@@ -165,6 +168,87 @@ describe("clearance on rendered requests (property)", () => {
       }),
       fcParams(200),
     );
+  });
+});
+
+describe("prepareTurn for a reader below the content's class (property)", () => {
+  // A stub can be longer than what it stands for, so a turn the pipeline fitted can come out over the budget; the
+  // turn then compacts again for the stubs. Whatever the log, classes, clearance and budget: the turn is within its
+  // budget, shows nothing above the clearance and replays, or it is refused with a typed error and writes nothing.
+  it("stays within its budget and below the clearance, or refuses and writes nothing", async () => {
+    const counter = simpleCounter();
+    // Short confidential answers early on (a stub is longer than each), before a random log.
+    const shortAnswers = fc.nat(14).map((k): MessageInput[] =>
+      k === 0
+        ? []
+        : [
+            { role: "user", parts: [text("tally the votes")] },
+            ...Array.from(
+              { length: k },
+              (): MessageInput => ({
+                role: "assistant",
+                parts: [text("ok")],
+                meta: { sensitivity: "confidential" },
+              }),
+            ),
+          ],
+    );
+    const logArb = fc
+      .tuple(shortAnswers, arbitraryLogInputs())
+      .map(([short, rest]) =>
+        rest[0]?.role === "system" ? [rest[0], ...short, ...rest.slice(1)] : [...short, ...rest],
+      );
+    const turnArb = logArb.chain((inputs) =>
+      fc.record({
+        inputs: fc.constant(inputs),
+        // Each message keeps the class it came with, or takes a random one.
+        sensitivities: fc.tuple(
+          ...inputs.map((m) =>
+            m.meta?.sensitivity !== undefined
+              ? fc.constant(m.meta.sensitivity)
+              : fc.option(fc.constantFrom(...CLASSES), { nil: undefined }),
+          ),
+        ),
+        clearance: fc.constantFrom(...CLASSES),
+        share: fc.double({ min: 0.2, max: 1.1, noNaN: true }),
+      }),
+    );
+    let stubbedTurns = 0;
+    await fc.assert(
+      fc.asyncProperty(turnArb, async ({ inputs, sensitivities, clearance, share }) => {
+        const messages = inputs.map((input, i) => marked(input, i, sensitivities[i]));
+        if (messages.length === 0) return;
+        const stores = createMemoryStores();
+        const writer = createContextEngine({ stores, counter, clearance: "restricted", budget: 1_000_000 });
+        await writer.append("t", messages);
+        const whole = (await writer.render("t", { format: "openai" })).prompt.tokenCount;
+        const budget = createTokenBudget({
+          contextWindow: Math.max(64, Math.round(whole * share)),
+          reserveOutput: 0,
+          safetyMargin: 0,
+        });
+        const reader = createContextEngine({ stores, counter, clearance, budget });
+        const hidden = sensitivities.flatMap((c, i) => (mayRead(c ?? "internal", clearance) ? [] : [i]));
+        let turn: Awaited<ReturnType<typeof reader.prepareTurn<"openai">>>;
+        try {
+          turn = await reader.prepareTurn("t", { format: "openai" });
+        } catch (error) {
+          if (!(error instanceof BudgetInfeasibleError || error instanceof ClearanceError)) throw error;
+          expect(await stores.calls.list("t")).toEqual([]);
+          expect(await stores.plans.versions("t")).toEqual([]);
+          return;
+        }
+        if (hidden.length > 0) stubbedTurns++;
+        expect(turn.prompt.tokenCount).toBeLessThanOrEqual(availableForPrompt(budget));
+        const json = JSON.stringify(turn.request);
+        for (const i of hidden) expect(json, `message ${i}`).not.toContain(marker(i));
+        expect(validateProviderRequest("openai", turn.request)).toEqual([]);
+        expect((await reader.replay(turn.callId)).ok).toBe(true);
+      }),
+      fcParams(120),
+    );
+    // The property ran on turns that did withhold content, not only on ones every reader may see.
+    expect(stubbedTurns).toBeGreaterThan(0);
   });
 });
 
