@@ -281,24 +281,21 @@ export function checkPlanChain(
   );
 }
 
-function seqInBody(body: string): number | undefined {
+/** The number a stored JSON body says at `field` (a message's seq, a plan's version), if it says one. */
+function numberInBody(body: string, field: "seq" | "version"): number | undefined {
   try {
-    const seq = (JSON.parse(body) as { seq?: unknown } | null)?.seq;
-    return typeof seq === "number" ? seq : undefined;
+    const value = (JSON.parse(body) as Record<string, unknown> | null)?.[field];
+    return typeof value === "number" ? value : undefined;
   } catch {
     return undefined;
   }
 }
 
-function versionInBody(kind: string, body: string): number | undefined {
-  if (kind !== "full") return undefined; // a delta's body holds only what it adds
-  try {
-    const version = (JSON.parse(body) as { version?: unknown } | null)?.version;
-    return typeof version === "number" ? version : undefined;
-  } catch {
-    return undefined;
-  }
-}
+const seqInBody = (body: string): number | undefined => numberInBody(body, "seq");
+
+// A delta's body holds only what it adds, no version.
+const versionInBody = (kind: string, body: string): number | undefined =>
+  kind === "full" ? numberInBody(body, "version") : undefined;
 
 /** The first counter id whose count differs from the one the row was appended with, if any. */
 function changedTokenCount(appended: unknown, now: unknown): string | undefined {
